@@ -1,0 +1,183 @@
+//! `Array`: a cheap, shared handle to a node of the lazy graph.
+//!
+//! A node knows its shape, dtype, device and either its data (once evaluated, or when made from
+//! data) or the primitive and inputs that compute it. Ops build nodes; [`crate::scheduler`]
+//! evaluates them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::primitive::Primitive;
+use crate::runtime::Runtime;
+use crate::scheduler;
+use crate::shape::{fmt_shape, numel};
+use crate::storage::Storage;
+use crate::stream::Device;
+
+/// A shared handle to a graph node. Cloning it is cheap and shares the node.
+#[derive(Clone, Debug)]
+pub struct Array(Rc<Node>);
+
+#[derive(Debug)]
+struct Node {
+    shape: Vec<usize>,
+    dtype: DType,
+    device: Device,
+    primitive: Option<Primitive>,
+    inputs: RefCell<Vec<Array>>,
+    data: RefCell<Option<Rc<Storage>>>,
+}
+
+impl Array {
+    /// An array from host words (one per element, in the dtype's bit pattern, row-major).
+    ///
+    /// ```
+    /// use tandem::{Array, DType};
+    /// let a = Array::from_words(vec![1, 2, 3, 4], &[2, 2], DType::Uint32).unwrap();
+    /// assert_eq!(a.shape(), &[2, 2]);
+    /// assert!(Array::from_words(vec![1, 2, 3], &[2, 2], DType::Uint32).is_err());
+    /// ```
+    pub fn from_words(words: Vec<u32>, shape: &[usize], dtype: DType) -> Result<Array> {
+        if words.len() != numel(shape) {
+            return Err(Error::Shape(format!(
+                "array: shape {} has {} elements but the data has {}",
+                fmt_shape(shape),
+                numel(shape),
+                words.len()
+            )));
+        }
+        let array = Array::node(shape.to_vec(), dtype, Device::Cpu, None, Vec::new());
+        array.set_storage(Rc::new(Storage::from_host(words)));
+        Ok(array)
+    }
+
+    /// An array from a slice of `f32`, `i32` or `u32`.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
+        Array::from_words(bytemuck::cast_slice(data).to_vec(), shape, T::DTYPE)
+    }
+
+    /// An `f32` array; a shorthand for [`Array::from_slice`].
+    pub fn from_f32(data: &[f32], shape: &[usize]) -> Result<Array> {
+        Array::from_slice(data, shape)
+    }
+
+    /// A `bool` array.
+    pub fn from_bool(data: &[bool], shape: &[usize]) -> Result<Array> {
+        let words = data.iter().map(|&b| u32::from(b)).collect();
+        Array::from_words(words, shape, DType::Bool)
+    }
+
+    /// A node computed by `primitive` from `inputs`; used by the op builders.
+    pub(crate) fn from_primitive(
+        primitive: Primitive,
+        inputs: Vec<Array>,
+        shape: Vec<usize>,
+        dtype: DType,
+        device: Device,
+    ) -> Array {
+        Array::node(shape, dtype, device, Some(primitive), inputs)
+    }
+
+    fn node(
+        shape: Vec<usize>,
+        dtype: DType,
+        device: Device,
+        primitive: Option<Primitive>,
+        inputs: Vec<Array>,
+    ) -> Array {
+        Array(Rc::new(Node {
+            shape,
+            dtype,
+            device,
+            primitive,
+            inputs: RefCell::new(inputs),
+            data: RefCell::new(None),
+        }))
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        numel(&self.0.shape)
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.0.shape.len()
+    }
+
+    /// Logical bytes: `size × dtype.size()` (1 byte per `bool`, as in MLX).
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.0.dtype.size()
+    }
+
+    /// The device the node's op runs on.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+
+    /// The node's primitive; `None` for arrays made from data.
+    pub fn primitive(&self) -> Option<Primitive> {
+        self.0.primitive
+    }
+
+    /// The node's inputs; empty once it has been evaluated.
+    pub fn inputs(&self) -> Vec<Array> {
+        self.0.inputs.borrow().clone()
+    }
+
+    /// The node's data, if it has been evaluated.
+    pub fn storage(&self) -> Option<Rc<Storage>> {
+        self.0.data.borrow().clone()
+    }
+
+    /// Whether the node has data.
+    pub fn is_evaluated(&self) -> bool {
+        self.0.data.borrow().is_some()
+    }
+
+    /// A key that identifies the node while any handle to it lives.
+    pub(crate) fn id(&self) -> usize {
+        Rc::as_ptr(&self.0) as usize
+    }
+
+    /// Stores the node's result and lets go of its inputs, so intermediates can be freed.
+    pub(crate) fn set_storage(&self, storage: Rc<Storage>) {
+        *self.0.data.borrow_mut() = Some(storage);
+        self.0.inputs.borrow_mut().clear();
+    }
+
+    /// Evaluates the array and returns its host words.
+    pub async fn to_words(&self, runtime: &Runtime) -> Result<Rc<Vec<u32>>> {
+        scheduler::evaluate(runtime, std::slice::from_ref(self)).await?;
+        // evaluate() leaves every requested array with data.
+        let storage = self.storage().expect("evaluated array has storage");
+        storage.ensure_host(runtime.gpu()).await
+    }
+
+    /// Evaluates the array and returns its elements as `T`, which must match the dtype.
+    pub async fn to_vec<T: Element>(&self, runtime: &Runtime) -> Result<Vec<T>> {
+        if self.dtype() != T::DTYPE {
+            return Err(Error::DType(format!(
+                "to_vec: the array is {} but {} was asked for",
+                self.dtype().name(),
+                T::DTYPE.name()
+            )));
+        }
+        let words = self.to_words(runtime).await?;
+        Ok(bytemuck::cast_slice(&words).to_vec())
+    }
+
+    /// Evaluates a `float32` array and returns its elements.
+    pub async fn to_f32_vec(&self, runtime: &Runtime) -> Result<Vec<f32>> {
+        self.to_vec(runtime).await
+    }
+}

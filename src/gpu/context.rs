@@ -1,0 +1,158 @@
+//! Adapter and device acquisition, and what they report.
+
+use crate::error::{Error, Result};
+use crate::gpu::pipelines::PipelineCache;
+
+/// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
+///
+/// wgpu's browser backend only forwards the description and the fallback flag; the JS layer
+/// fills in vendor and architecture from the page's own `GPUAdapterInfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterSummary {
+    pub vendor: String,
+    pub architecture: String,
+    pub device: String,
+    pub description: String,
+    /// A software adapter (SwiftShader in Chromium, llvmpipe natively).
+    pub is_fallback_adapter: bool,
+    /// The wgpu backend: `"browser-webgpu"` or `"vulkan"`.
+    pub backend: String,
+}
+
+/// Features the runtime reports, by their WebGPU names. These are the ones that decide kernel
+/// choices; the rest are irrelevant to compute.
+const REPORTED_FEATURES: [(&str, wgpu::Features); 3] = [
+    ("shader-f16", wgpu::Features::SHADER_F16),
+    ("subgroups", wgpu::Features::SUBGROUP),
+    ("timestamp-query", wgpu::Features::TIMESTAMP_QUERY),
+];
+
+/// An adapter's device and queue, with the caches that belong to them.
+#[derive(Debug)]
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub pipelines: PipelineCache,
+    adapter: AdapterSummary,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
+}
+
+impl GpuContext {
+    /// Requests an adapter and a device with the adapter's full limits and the features in
+    /// [`REPORTED_FEATURES`] that it has.
+    pub async fn new(power_preference: wgpu::PowerPreference) -> Result<GpuContext> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: backends(),
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Device(format!("no GPU adapter was found ({e})")))?;
+        let features = adapter.features() & wanted_features();
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("tandem"),
+                required_features: features,
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
+        Ok(GpuContext {
+            device,
+            queue,
+            pipelines: PipelineCache::default(),
+            adapter: summarize(&adapter.get_info()),
+            limits,
+            features,
+        })
+    }
+
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.adapter
+    }
+
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The device's WebGPU feature names among those tandem reports.
+    pub fn feature_names(&self) -> Vec<&'static str> {
+        REPORTED_FEATURES
+            .iter()
+            .filter(|(_, f)| self.features.contains(*f))
+            .map(|(name, _)| *name)
+            .collect()
+    }
+
+    /// The limits that matter for compute, by their WebGPU names.
+    pub fn limit_table(&self) -> Vec<(&'static str, u64)> {
+        let l = &self.limits;
+        vec![
+            ("maxBufferSize", l.max_buffer_size),
+            ("maxStorageBufferBindingSize", l.max_storage_buffer_binding_size),
+            ("maxStorageBuffersPerShaderStage", l.max_storage_buffers_per_shader_stage.into()),
+            ("maxUniformBufferBindingSize", l.max_uniform_buffer_binding_size),
+            ("maxComputeWorkgroupStorageSize", l.max_compute_workgroup_storage_size.into()),
+            ("maxComputeInvocationsPerWorkgroup", l.max_compute_invocations_per_workgroup.into()),
+            ("maxComputeWorkgroupSizeX", l.max_compute_workgroup_size_x.into()),
+            ("maxComputeWorkgroupsPerDimension", l.max_compute_workgroups_per_dimension.into()),
+        ]
+    }
+}
+
+fn wanted_features() -> wgpu::Features {
+    REPORTED_FEATURES
+        .iter()
+        .fold(wgpu::Features::empty(), |all, (_, f)| all | *f)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::BROWSER_WEBGPU
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::VULKAN
+}
+
+fn summarize(info: &wgpu::AdapterInfo) -> AdapterSummary {
+    let backend = match info.backend {
+        wgpu::Backend::BrowserWebGpu => "browser-webgpu".to_string(),
+        other => other.to_str().to_string(),
+    };
+    AdapterSummary {
+        vendor: vendor_name(info.vendor),
+        architecture: String::new(),
+        device: info.name.clone(),
+        description: if info.driver_info.is_empty() {
+            info.name.clone()
+        } else {
+            format!("{} ({} {})", info.name, info.driver, info.driver_info)
+        },
+        is_fallback_adapter: info.device_type == wgpu::DeviceType::Cpu,
+        backend,
+    }
+}
+
+/// PCI vendor ids as WebGPU's lowercase vendor names; unknown ids stay numeric.
+fn vendor_name(id: u32) -> String {
+    match id {
+        0 => String::new(),
+        0x1002 => "amd".into(),
+        0x10de => "nvidia".into(),
+        0x8086 => "intel".into(),
+        0x13b5 => "arm".into(),
+        0x5143 => "qualcomm".into(),
+        0x106b => "apple".into(),
+        0x10005 => "mesa".into(),
+        other => format!("0x{other:04x}"),
+    }
+}

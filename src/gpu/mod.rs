@@ -1,0 +1,10 @@
+//! The WebGPU side: the device context, pipeline cache, command batching and readback, and one
+//! dispatch module per op family. The same code drives the browser's WebGPU (wasm) and Vulkan
+//! (native tests, Mesa lavapipe in CI).
+
+pub mod context;
+pub mod encoder;
+pub mod ops;
+pub mod pipelines;
+
+pub use context::{AdapterSummary, GpuContext};

@@ -1,0 +1,38 @@
+//! tandem: an in-browser tensor runtime on WebGPU with MLX-style lazy arrays.
+//!
+//! The core (everything but [`js`]) is plain Rust and runs natively on Vulkan, so it is tested
+//! with `cargo test`. The wasm build adds the wasm-bindgen layer in `js`.
+//!
+//! ```no_run
+//! use tandem::{Array, Device, Runtime, ops};
+//! # pollster::block_on(async {
+//! let runtime = Runtime::new(Default::default()).await?;
+//! let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3])?;
+//! let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3])?;
+//! let c = ops::add(&a, &b, Device::Gpu)?;
+//! assert_eq!(c.to_f32_vec(&runtime).await?, vec![11.0, 22.0, 33.0]);
+//! # Ok::<(), tandem::Error>(())
+//! # });
+//! ```
+
+pub mod array;
+pub mod cpu;
+pub mod dtype;
+pub mod error;
+pub mod gpu;
+pub mod ops;
+pub mod primitive;
+pub mod runtime;
+pub mod scheduler;
+pub mod shape;
+pub mod storage;
+pub mod stream;
+
+#[cfg(target_arch = "wasm32")]
+pub mod js;
+
+pub use array::Array;
+pub use dtype::DType;
+pub use error::{Error, Result};
+pub use runtime::{Runtime, RuntimeInfo, RuntimeOptions};
+pub use stream::Device;

@@ -1,0 +1,222 @@
+//! Shapes, strides and broadcasting, as pure functions.
+//!
+//! Strides count elements, not bytes, and are signed so that views with negative steps fit.
+
+use crate::error::{Error, Result};
+
+/// Number of elements of a shape; 1 for a scalar (rank 0).
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// `[2, 3]`-style text for error messages.
+pub fn fmt_shape(shape: &[usize]) -> String {
+    format!("{shape:?}")
+}
+
+/// Row-major strides of a contiguous array.
+///
+/// ```
+/// assert_eq!(tandem::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+/// ```
+pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![1isize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1] as isize;
+    }
+    strides
+}
+
+/// The NumPy broadcast of two shapes; `op` names the caller in the error.
+///
+/// ```
+/// use tandem::shape::broadcast_shapes;
+/// assert_eq!(broadcast_shapes("add", &[2, 1, 3], &[4, 1]).unwrap(), vec![2, 4, 3]);
+/// assert!(broadcast_shapes("add", &[2], &[3]).is_err());
+/// ```
+pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let rank = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| {
+        let lead = rank - s.len();
+        if i < lead { 1 } else { s[i - lead] }
+    };
+    (0..rank)
+        .map(|i| match (dim(a, i), dim(b, i)) {
+            (x, y) if x == y => Ok(x),
+            (1, y) => Ok(y),
+            (x, 1) => Ok(x),
+            _ => Err(Error::Shape(format!(
+                "{op}: shapes {} and {} cannot be broadcast together",
+                fmt_shape(a),
+                fmt_shape(b)
+            ))),
+        })
+        .collect()
+}
+
+/// Strides that read an array of `shape` as if it had the (broadcast) shape `target`: missing
+/// leading dimensions and dimensions of size 1 get stride 0.
+///
+/// The caller guarantees that `shape` broadcasts to `target`.
+pub fn broadcast_strides(shape: &[usize], strides: &[isize], target: &[usize]) -> Vec<isize> {
+    let lead = target.len() - shape.len();
+    (0..target.len())
+        .map(|i| {
+            if i < lead || shape[i - lead] == 1 {
+                0
+            } else {
+                strides[i - lead]
+            }
+        })
+        .collect()
+}
+
+/// Strides that read a contiguous array of `shape` as the broadcast shape `target`.
+pub fn contiguous_broadcast_strides(shape: &[usize], target: &[usize]) -> Vec<isize> {
+    broadcast_strides(shape, &contiguous_strides(shape), target)
+}
+
+/// Merges adjacent dimensions that every operand walks contiguously, and drops dimensions of
+/// size 1, so kernels loop over as few dimensions as possible. Returns the collapsed shape and
+/// each operand's collapsed strides; a scalar becomes shape `[1]`.
+///
+/// ```
+/// use tandem::shape::collapse_dims;
+/// let (shape, strides) = collapse_dims(&[2, 3, 4], [&[12, 4, 1][..], &[0, 0, 1][..]]);
+/// assert_eq!(shape, vec![6, 4]);
+/// assert_eq!(strides, [vec![4, 1], vec![0, 1]]);
+/// ```
+pub fn collapse_dims<const N: usize>(
+    shape: &[usize],
+    strides: [&[isize]; N],
+) -> (Vec<usize>, [Vec<isize>; N]) {
+    let mut out_shape: Vec<usize> = Vec::with_capacity(shape.len());
+    let mut out_strides: [Vec<isize>; N] = std::array::from_fn(|_| Vec::new());
+    for (d, &extent) in shape.iter().enumerate() {
+        if extent == 1 {
+            continue;
+        }
+        let mergeable = !out_shape.is_empty()
+            && (0..N).all(|k| out_strides[k].last() == Some(&(strides[k][d] * extent as isize)));
+        if mergeable {
+            // The merged dimension steps like its inner part.
+            let last = out_shape.len() - 1;
+            out_shape[last] *= extent;
+            for (k, s) in out_strides.iter_mut().enumerate() {
+                s[last] = strides[k][d];
+            }
+        } else {
+            out_shape.push(extent);
+            for (k, s) in out_strides.iter_mut().enumerate() {
+                s.push(strides[k][d]);
+            }
+        }
+    }
+    if out_shape.is_empty() {
+        out_shape.push(1);
+        for s in out_strides.iter_mut() {
+            s.push(0);
+        }
+    }
+    (out_shape, out_strides)
+}
+
+/// Calls `f(row, offsets)` for each row of the innermost dimension of `shape`, in row-major
+/// order, where `offsets[k]` is operand `k`'s element offset at the start of the row. Kernels
+/// then walk a row with the innermost strides, which keeps the inner loop tight.
+pub fn for_each_row<const N: usize>(
+    shape: &[usize],
+    strides: [&[isize]; N],
+    mut f: impl FnMut(usize, [isize; N]),
+) {
+    if numel(shape) == 0 {
+        return;
+    }
+    let outer = &shape[..shape.len().saturating_sub(1)];
+    let rows = numel(outer);
+    let mut index = vec![0usize; outer.len()];
+    let mut offsets = [0isize; N];
+    for row in 0..rows {
+        f(row, offsets);
+        // Advance the odometer over the outer dimensions, innermost first.
+        for d in (0..outer.len()).rev() {
+            index[d] += 1;
+            for k in 0..N {
+                offsets[k] += strides[k][d];
+            }
+            if index[d] < outer[d] {
+                break;
+            }
+            for k in 0..N {
+                offsets[k] -= strides[k][d] * outer[d] as isize;
+            }
+            index[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalar_has_one_element() {
+        assert_eq!(numel(&[]), 1);
+        assert_eq!(numel(&[3, 0, 2]), 0);
+    }
+
+    #[test]
+    fn broadcast_prepends_ones() {
+        assert_eq!(broadcast_shapes("add", &[3], &[2, 3]).unwrap(), vec![2, 3]);
+        assert_eq!(broadcast_shapes("add", &[], &[2, 3]).unwrap(), vec![2, 3]);
+        assert_eq!(broadcast_shapes("add", &[0], &[1]).unwrap(), vec![0]);
+    }
+
+    #[test]
+    fn broadcast_error_names_op_and_shapes() {
+        let err = broadcast_shapes("add", &[2, 3], &[4]).unwrap_err();
+        assert_eq!(err.kind(), "ShapeError");
+        assert_eq!(
+            err.message(),
+            "add: shapes [2, 3] and [4] cannot be broadcast together"
+        );
+    }
+
+    #[test]
+    fn broadcast_strides_zero_the_stretched_dims() {
+        assert_eq!(broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]), vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn collapse_merges_contiguous_and_drops_unit_dims() {
+        let (shape, [s]) = collapse_dims(&[2, 1, 3], [&[3, 3, 1][..]]);
+        assert_eq!((shape, s), (vec![6], vec![1]));
+        let (shape, [s]) = collapse_dims(&[], [&[][..]]);
+        assert_eq!((shape, s), (vec![1], vec![0]));
+    }
+
+    #[test]
+    fn collapse_keeps_transposed_dims_apart() {
+        let (shape, [s]) = collapse_dims(&[3, 2], [&[1, 3][..]]);
+        assert_eq!((shape, s), (vec![3, 2], vec![1, 3]));
+    }
+
+    #[test]
+    fn rows_visit_every_offset_in_order() {
+        let shape = [2, 3, 2];
+        let strides = [contiguous_strides(&shape), vec![0, 1, 0]];
+        let mut seen = Vec::new();
+        for_each_row(&shape, [&strides[0][..], &strides[1][..]], |row, off| {
+            seen.push((row, off))
+        });
+        let expected: Vec<(usize, [isize; 2])> = vec![
+            (0, [0, 0]),
+            (1, [2, 1]),
+            (2, [4, 2]),
+            (3, [6, 0]),
+            (4, [8, 1]),
+            (5, [10, 2]),
+        ];
+        assert_eq!(seen, expected);
+    }
+}
