@@ -3,16 +3,16 @@
 //! The core (everything but [`js`]) is plain Rust and runs natively on Vulkan, so it is tested
 //! with `cargo test`. The wasm build adds the wasm-bindgen layer in `js`.
 //!
-//! ```no_run
+//! ```
 //! use tandem::{Array, Device, Runtime, ops};
-//! # pollster::block_on(async {
-//! let runtime = Runtime::new(Default::default()).await?;
-//! let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3])?;
-//! let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3])?;
-//! let c = ops::add(&a, &b, Device::Gpu)?;
-//! assert_eq!(c.to_f32_vec(&runtime).await?, vec![11.0, 22.0, 33.0]);
-//! # Ok::<(), tandem::Error>(())
-//! # });
+//!
+//! async fn one_plus_ten() -> tandem::Result<Vec<f32>> {
+//!     let runtime = Runtime::new(Default::default()).await?;
+//!     let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3])?;
+//!     let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3])?;
+//!     let c = ops::add(&a, &b, Device::Gpu)?; // builds a node; nothing runs yet
+//!     c.to_f32_vec(&runtime).await // evaluates on the GPU and reads back [11, 22, 33]
+//! }
 //! ```
 
 pub mod array;

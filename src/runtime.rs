@@ -59,9 +59,15 @@ impl Runtime {
             limits: gpu.limit_table(),
             features: gpu.feature_names(),
             default_device: Device::Gpu,
-            default_device_reason: format!("a GPU adapter is available ({})", gpu.adapter().description),
+            default_device_reason: format!(
+                "a GPU adapter is available ({})",
+                gpu.adapter().description
+            ),
         };
-        Runtime { gpu: Some(gpu), info }
+        Runtime {
+            gpu: Some(gpu),
+            info,
+        }
     }
 
     fn cpu_only(why: &str) -> Runtime {

@@ -51,7 +51,11 @@ fn topological_order(outputs: &[Array]) -> Vec<Array> {
 }
 
 /// Runs one node on its device. Without a GPU context, `gpu` nodes run on the CPU.
-async fn run_node(runtime: &Runtime, batch: &mut Option<CommandBatch<'_>>, node: &Array) -> Result<Storage> {
+async fn run_node(
+    runtime: &Runtime,
+    batch: &mut Option<CommandBatch<'_>>,
+    node: &Array,
+) -> Result<Storage> {
     let inputs = node.inputs();
     if let (Device::Gpu, Some(gpu), Some(batch)) = (node.device(), runtime.gpu(), batch.as_mut()) {
         let buffers = inputs

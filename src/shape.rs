@@ -184,7 +184,10 @@ mod tests {
 
     #[test]
     fn broadcast_strides_zero_the_stretched_dims() {
-        assert_eq!(broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]), vec![0, 1, 0]);
+        assert_eq!(
+            broadcast_strides(&[3, 1], &[1, 1], &[2, 3, 4]),
+            vec![0, 1, 0]
+        );
     }
 
     #[test]

@@ -63,7 +63,11 @@ impl Storage {
         if let Some(buffer) = self.gpu.borrow().as_ref() {
             return Ok(buffer.clone());
         }
-        let host = self.host.borrow().clone().expect("storage has a host or a GPU copy");
+        let host = self
+            .host
+            .borrow()
+            .clone()
+            .expect("storage has a host or a GPU copy");
         let buffer = upload_words(gpu, &host)?;
         *self.gpu.borrow_mut() = Some(buffer.clone());
         Ok(buffer)
@@ -75,7 +79,11 @@ impl Storage {
         if let Some(host) = self.host.borrow().as_ref() {
             return Ok(host.clone());
         }
-        let buffer = self.gpu.borrow().clone().expect("storage has a host or a GPU copy");
+        let buffer = self
+            .gpu
+            .borrow()
+            .clone()
+            .expect("storage has a host or a GPU copy");
         let gpu = gpu.expect("a GPU copy implies a GPU context");
         let words = Rc::new(read_buffer(gpu, &buffer, self.len).await?);
         *self.host.borrow_mut() = Some(words.clone());

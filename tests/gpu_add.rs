@@ -9,7 +9,8 @@ fn gpu_runtime() -> Runtime {
         require_gpu: true,
         ..Default::default()
     };
-    pollster::block_on(Runtime::new(options)).expect("a Vulkan adapter (install mesa-vulkan-drivers)")
+    pollster::block_on(Runtime::new(options))
+        .expect("a Vulkan adapter (install mesa-vulkan-drivers)")
 }
 
 fn words(runtime: &Runtime, a: &Array) -> Vec<u32> {
@@ -46,7 +47,10 @@ fn gpu_int_add_wraps_like_the_cpu() {
     let a = Array::from_slice(&[i32::MAX, -5], &[2]).unwrap();
     let b = Array::from_slice(&[1i32, 3], &[2]).unwrap();
     let c = ops::add(&a, &b, Device::Gpu).unwrap();
-    assert_eq!(pollster::block_on(c.to_vec::<i32>(&runtime)).unwrap(), vec![i32::MIN, -2]);
+    assert_eq!(
+        pollster::block_on(c.to_vec::<i32>(&runtime)).unwrap(),
+        vec![i32::MIN, -2]
+    );
 }
 
 #[test]
@@ -61,7 +65,10 @@ fn empty_and_scalar_arrays_add_on_both_devices() {
 
         let scalar = Array::from_f32(&[2.5], &[]).unwrap();
         let sum = ops::add(&scalar, &row, device).unwrap();
-        assert_eq!(pollster::block_on(sum.to_f32_vec(&runtime)).unwrap(), vec![3.5, 4.5, 5.5]);
+        assert_eq!(
+            pollster::block_on(sum.to_f32_vec(&runtime)).unwrap(),
+            vec![3.5, 4.5, 5.5]
+        );
     }
 }
 
@@ -74,7 +81,10 @@ fn gpu_result_feeds_a_cpu_op_and_back() {
         let device = if i % 2 == 0 { Device::Gpu } else { Device::Cpu };
         x = ops::add(&x, &one, device).unwrap();
     }
-    assert_eq!(pollster::block_on(x.to_f32_vec(&runtime)).unwrap(), vec![20.0; 4]);
+    assert_eq!(
+        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        vec![20.0; 4]
+    );
 }
 
 #[test]
@@ -85,8 +95,14 @@ fn deep_chain_evaluates_without_recursion() {
     for _ in 0..10_000 {
         x = ops::add(&x, &one, Device::Cpu).unwrap();
     }
-    assert_eq!(pollster::block_on(x.to_f32_vec(&runtime)).unwrap(), vec![10_000.0]);
-    assert!(x.inputs().is_empty(), "an evaluated node lets go of its inputs");
+    assert_eq!(
+        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        vec![10_000.0]
+    );
+    assert!(
+        x.inputs().is_empty(),
+        "an evaluated node lets go of its inputs"
+    );
 }
 
 /// A shape of rank 0 to 4 and a second shape that broadcasts against it.
@@ -110,10 +126,14 @@ fn broadcast_pair() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
 /// Words of `n` random elements of `dtype`, with floats in a range where addition is exact
 /// enough to compare bit for bit and no denormals are flushed.
 fn data(dtype: DType, n: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let bits = (state >> 32) as u32;
             match dtype {
                 DType::Float32 => ((bits % 20001) as f32 / 10.0 - 1000.0).to_bits(),
@@ -132,20 +152,33 @@ fn dtype_strategy() -> impl Strategy<Value = DType> {
 fn gpu_add_matches_the_cpu_kernel() {
     // One device for every case: making a device per case would dominate the run.
     let runtime = gpu_runtime();
-    let cases = (broadcast_pair(), any::<bool>(), dtype_strategy(), dtype_strategy(), any::<u64>());
+    let cases = (
+        broadcast_pair(),
+        any::<bool>(),
+        dtype_strategy(),
+        dtype_strategy(),
+        any::<u64>(),
+    );
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
     runner
-        .run(&cases, |((lhs_shape, rhs_shape), swap, lhs_dtype, rhs_dtype, seed)| {
-            let (lhs_shape, rhs_shape) = if swap { (rhs_shape, lhs_shape) } else { (lhs_shape, rhs_shape) };
-            let lhs_words = data(lhs_dtype, tandem::shape::numel(&lhs_shape), seed);
-            let rhs_words = data(rhs_dtype, tandem::shape::numel(&rhs_shape), seed ^ 0x9e37);
-            let lhs = Array::from_words(lhs_words, &lhs_shape, lhs_dtype).unwrap();
-            let rhs = Array::from_words(rhs_words, &rhs_shape, rhs_dtype).unwrap();
-            let on_gpu = ops::add(&lhs, &rhs, Device::Gpu).unwrap();
-            let on_cpu = ops::add(&lhs, &rhs, Device::Cpu).unwrap();
-            prop_assert_eq!(on_gpu.shape(), on_cpu.shape());
-            prop_assert_eq!(words(&runtime, &on_gpu), words(&runtime, &on_cpu));
-            Ok(())
-        })
+        .run(
+            &cases,
+            |((lhs_shape, rhs_shape), swap, lhs_dtype, rhs_dtype, seed)| {
+                let (lhs_shape, rhs_shape) = if swap {
+                    (rhs_shape, lhs_shape)
+                } else {
+                    (lhs_shape, rhs_shape)
+                };
+                let lhs_words = data(lhs_dtype, tandem::shape::numel(&lhs_shape), seed);
+                let rhs_words = data(rhs_dtype, tandem::shape::numel(&rhs_shape), seed ^ 0x9e37);
+                let lhs = Array::from_words(lhs_words, &lhs_shape, lhs_dtype).unwrap();
+                let rhs = Array::from_words(rhs_words, &rhs_shape, rhs_dtype).unwrap();
+                let on_gpu = ops::add(&lhs, &rhs, Device::Gpu).unwrap();
+                let on_cpu = ops::add(&lhs, &rhs, Device::Cpu).unwrap();
+                prop_assert_eq!(on_gpu.shape(), on_cpu.shape());
+                prop_assert_eq!(words(&runtime, &on_gpu), words(&runtime, &on_cpu));
+                Ok(())
+            },
+        )
         .unwrap();
 }

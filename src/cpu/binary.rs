@@ -1,7 +1,7 @@
 //! Elementwise binary ops over broadcast, strided operands.
 
-use crate::dtype::DType;
 use crate::cpu::cast::cast;
+use crate::dtype::DType;
 use crate::primitive::BinaryOp;
 use crate::shape::{collapse_dims, for_each_row, numel};
 
@@ -13,7 +13,13 @@ pub struct Operand<'a> {
 }
 
 /// `op(lhs, rhs)` over `shape`, computed in `out_dtype` (operands are cast to it first).
-pub fn binary(op: BinaryOp, out_dtype: DType, shape: &[usize], lhs: Operand, rhs: Operand) -> Vec<u32> {
+pub fn binary(
+    op: BinaryOp,
+    out_dtype: DType,
+    shape: &[usize],
+    lhs: Operand,
+    rhs: Operand,
+) -> Vec<u32> {
     let a = cast(lhs.words, lhs.dtype, out_dtype);
     let b = cast(rhs.words, rhs.dtype, out_dtype);
     let (a, b) = (&*a, &*b);
@@ -48,7 +54,10 @@ fn map2<T: bytemuck::Pod>(
             out.extend(rows.map(|(&x, &y)| f(x, y)));
         } else {
             out.extend((0..inner as isize).map(|i| {
-                f(a[(oa as isize + i * ia) as usize], b[(ob as isize + i * ib) as usize])
+                f(
+                    a[(oa as isize + i * ia) as usize],
+                    b[(ob as isize + i * ib) as usize],
+                )
             }));
         }
     });
@@ -75,8 +84,16 @@ mod tests {
             BinaryOp::Add,
             DType::Float32,
             &shape,
-            Operand { words: &m, dtype: DType::Float32, strides: &sm },
-            Operand { words: &r, dtype: DType::Float32, strides: &sr },
+            Operand {
+                words: &m,
+                dtype: DType::Float32,
+                strides: &sm,
+            },
+            Operand {
+                words: &r,
+                dtype: DType::Float32,
+                strides: &sr,
+            },
         );
         assert_eq!(out, words(&[11.0, 22.0, 33.0, 14.0, 25.0, 36.0]));
     }
@@ -90,8 +107,16 @@ mod tests {
             BinaryOp::Add,
             DType::Int32,
             &[1],
-            Operand { words: &a, dtype: DType::Int32, strides: &s },
-            Operand { words: &b, dtype: DType::Int32, strides: &s },
+            Operand {
+                words: &a,
+                dtype: DType::Int32,
+                strides: &s,
+            },
+            Operand {
+                words: &b,
+                dtype: DType::Int32,
+                strides: &s,
+            },
         );
         assert_eq!(out, [i32::MIN as u32]);
     }
@@ -105,8 +130,16 @@ mod tests {
             BinaryOp::Add,
             DType::Float32,
             &[1],
-            Operand { words: &a, dtype: DType::Int32, strides: &s },
-            Operand { words: &b, dtype: DType::Float32, strides: &s },
+            Operand {
+                words: &a,
+                dtype: DType::Int32,
+                strides: &s,
+            },
+            Operand {
+                words: &b,
+                dtype: DType::Float32,
+                strides: &s,
+            },
         );
         assert_eq!(out, words(&[-1.5]));
     }

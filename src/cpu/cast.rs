@@ -47,7 +47,10 @@ mod tests {
 
     #[test]
     fn negative_int_wraps_to_uint() {
-        assert_eq!(*cast(&[(-1i32) as u32], DType::Int32, DType::Uint32), [u32::MAX]);
+        assert_eq!(
+            *cast(&[(-1i32) as u32], DType::Int32, DType::Uint32),
+            [u32::MAX]
+        );
     }
 
     #[test]

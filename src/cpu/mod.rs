@@ -11,7 +11,9 @@ use crate::shape::contiguous_broadcast_strides;
 /// Computes `node` from its inputs' host words and returns its words.
 pub fn eval(node: &Array, inputs: &[Array], words: &[std::rc::Rc<Vec<u32>>]) -> Vec<u32> {
     // Unevaluated nodes always have a primitive: only arrays made from data lack one.
-    let primitive = node.primitive().expect("an unevaluated node has a primitive");
+    let primitive = node
+        .primitive()
+        .expect("an unevaluated node has a primitive");
     match primitive {
         Primitive::Binary(op) => {
             let strides: Vec<Vec<isize>> = inputs

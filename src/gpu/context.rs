@@ -96,13 +96,34 @@ impl GpuContext {
         let l = &self.limits;
         vec![
             ("maxBufferSize", l.max_buffer_size),
-            ("maxStorageBufferBindingSize", l.max_storage_buffer_binding_size),
-            ("maxStorageBuffersPerShaderStage", l.max_storage_buffers_per_shader_stage.into()),
-            ("maxUniformBufferBindingSize", l.max_uniform_buffer_binding_size),
-            ("maxComputeWorkgroupStorageSize", l.max_compute_workgroup_storage_size.into()),
-            ("maxComputeInvocationsPerWorkgroup", l.max_compute_invocations_per_workgroup.into()),
-            ("maxComputeWorkgroupSizeX", l.max_compute_workgroup_size_x.into()),
-            ("maxComputeWorkgroupsPerDimension", l.max_compute_workgroups_per_dimension.into()),
+            (
+                "maxStorageBufferBindingSize",
+                l.max_storage_buffer_binding_size,
+            ),
+            (
+                "maxStorageBuffersPerShaderStage",
+                l.max_storage_buffers_per_shader_stage.into(),
+            ),
+            (
+                "maxUniformBufferBindingSize",
+                l.max_uniform_buffer_binding_size,
+            ),
+            (
+                "maxComputeWorkgroupStorageSize",
+                l.max_compute_workgroup_storage_size.into(),
+            ),
+            (
+                "maxComputeInvocationsPerWorkgroup",
+                l.max_compute_invocations_per_workgroup.into(),
+            ),
+            (
+                "maxComputeWorkgroupSizeX",
+                l.max_compute_workgroup_size_x.into(),
+            ),
+            (
+                "maxComputeWorkgroupsPerDimension",
+                l.max_compute_workgroups_per_dimension.into(),
+            ),
         ]
     }
 }

@@ -83,7 +83,11 @@ pub fn uniform_words(gpu: &GpuContext, words: &[u32]) -> wgpu::Buffer {
 /// Copies the first `words` elements of `buffer` back to the host. All work that writes the
 /// buffer must already be submitted. Natively this polls the device; in the browser it awaits
 /// the `mapAsync` promise and never blocks the thread.
-pub async fn read_buffer(gpu: &GpuContext, buffer: &wgpu::Buffer, words: usize) -> Result<Vec<u32>> {
+pub async fn read_buffer(
+    gpu: &GpuContext,
+    buffer: &wgpu::Buffer,
+    words: usize,
+) -> Result<Vec<u32>> {
     if words == 0 {
         return Ok(Vec::new());
     }

@@ -43,7 +43,13 @@ pub fn dispatch(
             dims.len()
         )));
     }
-    let key = format!("binary:{}:{}:{}:{}", op.name(), lhs.dtype.name(), rhs.dtype.name(), out_dtype.name());
+    let key = format!(
+        "binary:{}:{}:{}:{}",
+        op.name(),
+        lhs.dtype.name(),
+        rhs.dtype.name(),
+        out_dtype.name()
+    );
     let pipeline = gpu.pipelines.get_or_create(&gpu.device, &key, || {
         kernel_source(op, lhs.dtype, rhs.dtype, out_dtype)
     });

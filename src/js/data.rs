@@ -1,0 +1,207 @@
+//! Conversion between JS data (numbers, nested arrays, typed arrays) and host words.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::cpu::cast::cast;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::shape::{fmt_shape, numel};
+
+/// Elements in their dtype's words, with the shape the data had.
+pub struct HostData {
+    pub words: Vec<u32>,
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+}
+
+/// Reads `array(data)`'s data. JS numbers give `float32` and booleans `bool`; a typed array keeps
+/// its own dtype where tandem has it (`Float64Array` becomes `float32`, smaller integer arrays
+/// widen to `int32`/`uint32`).
+pub fn from_js(data: &JsValue) -> Result<HostData> {
+    if let Some(typed) = typed_array(data)? {
+        return Ok(typed);
+    }
+    let (values, shape, all_bool) = flatten(data)?;
+    if all_bool && !values.is_empty() {
+        let words = values.iter().map(|&v| u32::from(v != 0.0)).collect();
+        return Ok(HostData {
+            words,
+            shape,
+            dtype: DType::Bool,
+        });
+    }
+    Ok(HostData {
+        words: numbers_to_words(&values, DType::Float32),
+        shape,
+        dtype: DType::Float32,
+    })
+}
+
+/// Converts the data to `dtype`. JS numbers convert from their exact values; typed data casts.
+pub fn with_dtype(data: HostData, dtype: DType) -> HostData {
+    let words = cast(&data.words, data.dtype, dtype).into_owned();
+    HostData {
+        words,
+        shape: data.shape,
+        dtype,
+    }
+}
+
+/// JS numbers as words of `dtype`, with C's conversion rules (truncation, two's-complement wrap).
+pub fn numbers_to_words(values: &[f64], dtype: DType) -> Vec<u32> {
+    let to_int = |x: f64| if x.is_finite() { x.trunc() as i64 } else { 0 };
+    values
+        .iter()
+        .map(|&x| match dtype {
+            DType::Float32 => (x as f32).to_bits(),
+            DType::Int32 | DType::Uint32 => to_int(x) as u32,
+            DType::Bool => u32::from(x != 0.0),
+        })
+        .collect()
+}
+
+fn typed_array(data: &JsValue) -> Result<Option<HostData>> {
+    let one_dim = |words: Vec<u32>, dtype| {
+        let shape = vec![words.len()];
+        Some(HostData {
+            words,
+            shape,
+            dtype,
+        })
+    };
+    if let Some(a) = data.dyn_ref::<js_sys::Float32Array>() {
+        return Ok(one_dim(bytemuck::cast_vec(a.to_vec()), DType::Float32));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Int32Array>() {
+        return Ok(one_dim(bytemuck::cast_vec(a.to_vec()), DType::Int32));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
+        return Ok(one_dim(a.to_vec(), DType::Uint32));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Float64Array>() {
+        return Ok(one_dim(
+            numbers_to_words(&a.to_vec(), DType::Float32),
+            DType::Float32,
+        ));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Int16Array>() {
+        return Ok(one_dim(
+            a.to_vec().into_iter().map(|x| x as i32 as u32).collect(),
+            DType::Int32,
+        ));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Int8Array>() {
+        return Ok(one_dim(
+            a.to_vec().into_iter().map(|x| x as i32 as u32).collect(),
+            DType::Int32,
+        ));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Uint16Array>() {
+        return Ok(one_dim(
+            a.to_vec().into_iter().map(u32::from).collect(),
+            DType::Uint32,
+        ));
+    }
+    if let Some(a) = data.dyn_ref::<js_sys::Uint8Array>() {
+        return Ok(one_dim(
+            a.to_vec().into_iter().map(u32::from).collect(),
+            DType::Uint32,
+        ));
+    }
+    if data.is_instance_of::<js_sys::BigInt64Array>()
+        || data.is_instance_of::<js_sys::BigUint64Array>()
+    {
+        return Err(Error::DType(
+            "array: 64-bit integer data is not supported; tandem has int32 and uint32".into(),
+        ));
+    }
+    Ok(None)
+}
+
+/// Flattens a number, a boolean or nested arrays of them, level by level (never recursively, so
+/// hostile nesting cannot overflow the stack). Returns the values, the shape, and whether every
+/// value was a boolean.
+fn flatten(data: &JsValue) -> Result<(Vec<f64>, Vec<usize>, bool)> {
+    let mut shape = Vec::new();
+    let mut level = vec![data.clone()];
+    while level.iter().any(js_sys::Array::is_array) {
+        let rows: Vec<js_sys::Array> = level
+            .iter()
+            .map(|v| v.clone().dyn_into::<js_sys::Array>())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| ragged(&shape))?;
+        let len = rows[0].length();
+        if rows.iter().any(|r| r.length() != len) {
+            return Err(ragged(&shape));
+        }
+        shape.push(len as usize);
+        level = rows.iter().flat_map(|r| r.iter()).collect();
+    }
+    let mut all_bool = true;
+    let values = level
+        .iter()
+        .map(|v| {
+            if let Some(b) = v.as_bool() {
+                return Ok(if b { 1.0 } else { 0.0 });
+            }
+            all_bool = false;
+            v.as_f64().ok_or_else(|| {
+                Error::Value(format!(
+                    "array: elements must be numbers or booleans, found {}",
+                    v.js_typeof().as_string().unwrap_or_default()
+                ))
+            })
+        })
+        .collect::<Result<Vec<f64>>>()?;
+    Ok((values, shape, all_bool))
+}
+
+fn ragged(shape_so_far: &[usize]) -> Error {
+    Error::Shape(format!(
+        "array: nested data is ragged below the leading dimensions {}; every row must have the same length",
+        fmt_shape(shape_so_far)
+    ))
+}
+
+/// Host words as the typed array of their dtype (`bool` as `Uint8Array`).
+pub fn to_typed_array(words: &[u32], dtype: DType) -> JsValue {
+    match dtype {
+        DType::Float32 => {
+            js_sys::Float32Array::from(bytemuck::cast_slice::<u32, f32>(words)).into()
+        }
+        DType::Int32 => js_sys::Int32Array::from(bytemuck::cast_slice::<u32, i32>(words)).into(),
+        DType::Uint32 => js_sys::Uint32Array::from(words).into(),
+        DType::Bool => {
+            let bytes: Vec<u8> = words.iter().map(|&w| w as u8).collect();
+            js_sys::Uint8Array::from(bytes.as_slice()).into()
+        }
+    }
+}
+
+/// One element as a JS value: a number, or a boolean for `bool`.
+pub fn element_to_js(word: u32, dtype: DType) -> JsValue {
+    match dtype {
+        DType::Float32 => JsValue::from_f64(f32::from_bits(word) as f64),
+        DType::Int32 => JsValue::from_f64(word as i32 as f64),
+        DType::Uint32 => JsValue::from_f64(word as f64),
+        DType::Bool => JsValue::from_bool(word != 0),
+    }
+}
+
+/// Host words as nested JS arrays of `shape` (a bare value for a scalar), built innermost first.
+pub fn to_nested(words: &[u32], shape: &[usize], dtype: DType) -> JsValue {
+    let mut level: Vec<JsValue> = words.iter().map(|&w| element_to_js(w, dtype)).collect();
+    for axis in (0..shape.len()).rev() {
+        let (groups, extent) = (numel(&shape[..axis]), shape[axis]);
+        level = (0..groups)
+            .map(|g| {
+                level[g * extent..(g + 1) * extent]
+                    .iter()
+                    .collect::<js_sys::Array>()
+                    .into()
+            })
+            .collect();
+    }
+    // A scalar has one element, and every other shape ends as one outermost array.
+    level.into_iter().next().expect("one value remains")
+}

@@ -1,0 +1,18 @@
+//! The wasm-bindgen layer: the JS API of `../shared/API.md`. It converts JS values, calls the
+//! core and maps errors; it holds no logic of its own.
+
+pub mod data;
+pub mod error;
+pub mod ndarray;
+pub mod ops;
+pub mod options;
+pub mod runtime;
+
+use wasm_bindgen::prelude::*;
+
+/// Runs when the module is instantiated: panics (bugs, never bad input) reach the console with
+/// their message instead of a bare `unreachable`.
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}

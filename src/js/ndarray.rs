@@ -1,0 +1,121 @@
+//! `NDArray`: the JS handle to a core [`Array`].
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::array::Array;
+use crate::error::Error;
+use crate::js::data::{element_to_js, to_nested, to_typed_array};
+use crate::js::error::{JsResult, to_js};
+use crate::js::runtime::current;
+use crate::shape::fmt_shape;
+
+/// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
+#[wasm_bindgen(js_name = NDArray)]
+pub struct NdArray {
+    array: Array,
+}
+
+impl NdArray {
+    pub fn new(array: Array) -> NdArray {
+        NdArray { array }
+    }
+
+    pub fn array(&self) -> &Array {
+        &self.array
+    }
+
+    /// Evaluates and reads back on the runtime, then converts the words with `convert`.
+    fn read(
+        &self,
+        convert: impl FnOnce(&Array, &[u32]) -> JsResult<JsValue> + 'static,
+    ) -> js_sys::Promise {
+        let array = self.array.clone();
+        future_to_promise(async move {
+            let runtime = current().await.map_err(to_js)?;
+            let words = array.to_words(&runtime).await.map_err(to_js)?;
+            convert(&array, &words)
+        })
+    }
+}
+
+#[wasm_bindgen(js_class = NDArray)]
+impl NdArray {
+    /// The dimensions, outermost first.
+    #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
+    pub fn shape(&self) -> js_sys::Array {
+        self.array
+            .shape()
+            .iter()
+            .map(|&d| JsValue::from_f64(d as f64))
+            .collect()
+    }
+
+    /// `"float32"`, `"int32"`, `"uint32"` or `"bool"`.
+    #[wasm_bindgen(getter)]
+    pub fn dtype(&self) -> String {
+        self.array.dtype().name().into()
+    }
+
+    /// Number of elements.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> f64 {
+        self.array.size() as f64
+    }
+
+    /// Number of dimensions.
+    #[wasm_bindgen(getter)]
+    pub fn ndim(&self) -> u32 {
+        self.array.ndim() as u32
+    }
+
+    /// Bytes of the data: 1 per `bool` element, 4 otherwise.
+    #[wasm_bindgen(getter)]
+    pub fn nbytes(&self) -> f64 {
+        self.array.nbytes() as f64
+    }
+
+    /// Evaluates the array and resolves to a row-major typed array of its dtype
+    /// (`bool` as `Uint8Array`).
+    #[wasm_bindgen(
+        js_name = toArray,
+        unchecked_return_type = "Promise<Float32Array | Int32Array | Uint32Array | Uint8Array>"
+    )]
+    pub fn to_array(&self) -> js_sys::Promise {
+        self.read(|array, words| Ok(to_typed_array(words, array.dtype())))
+    }
+
+    /// Evaluates the array and resolves to nested JS arrays (a bare value for a scalar).
+    #[wasm_bindgen(unchecked_return_type = "Promise<any>")]
+    pub fn tolist(&self) -> js_sys::Promise {
+        self.read(|array, words| Ok(to_nested(words, array.shape(), array.dtype())))
+    }
+
+    /// Evaluates a one-element array and resolves to its value.
+    #[wasm_bindgen(unchecked_return_type = "Promise<number | boolean>")]
+    pub fn item(&self) -> js_sys::Promise {
+        self.read(|array, words| match words {
+            [word] => Ok(element_to_js(*word, array.dtype())),
+            _ => Err(to_js(Error::Value(format!(
+                "item: the array has shape {} ({} elements); item() needs exactly one",
+                fmt_shape(array.shape()),
+                array.size()
+            )))),
+        })
+    }
+
+    /// `NDArray(shape=[2, 3], dtype=float32)`.
+    #[wasm_bindgen(js_name = toString)]
+    pub fn to_display_string(&self) -> String {
+        format!(
+            "NDArray(shape={}, dtype={})",
+            fmt_shape(self.array.shape()),
+            self.array.dtype().name()
+        )
+    }
+
+    /// `add(this, other, opts)`.
+    pub fn add(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+        crate::js::ops::add(self, other, opts)
+    }
+}

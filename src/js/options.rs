@@ -1,0 +1,113 @@
+//! The trailing options object that every op takes.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::stream::Device;
+
+/// A parsed options argument: `undefined`, `null` or a plain object.
+pub struct Options {
+    op: &'static str,
+    object: Option<js_sys::Object>,
+}
+
+impl Options {
+    /// Checks that `value` is an options object; `op` names the caller in errors.
+    pub fn parse(op: &'static str, value: &JsValue) -> Result<Options> {
+        if value.is_undefined() || value.is_null() {
+            return Ok(Options { op, object: None });
+        }
+        match value.dyn_ref::<js_sys::Object>() {
+            Some(object) if !value.is_function() && !js_sys::Array::is_array(value) => {
+                Ok(Options {
+                    op,
+                    object: Some(object.clone()),
+                })
+            }
+            _ => Err(Error::Value(format!(
+                "{op}: the options argument must be an object"
+            ))),
+        }
+    }
+
+    /// The value under `key`, or `None` when it is absent or `undefined`.
+    pub fn get(&self, key: &str) -> Option<JsValue> {
+        let object = self.object.as_ref()?;
+        let value = js_sys::Reflect::get(object, &JsValue::from_str(key)).ok()?;
+        (!value.is_undefined()).then_some(value)
+    }
+
+    /// `opts.stream`: `"cpu"` or `"gpu"`.
+    pub fn device(&self) -> Result<Option<Device>> {
+        self.get("stream").map(|v| self.device_of(&v)).transpose()
+    }
+
+    fn device_of(&self, value: &JsValue) -> Result<Device> {
+        let name = value.as_string().ok_or_else(|| {
+            Error::Value(format!(
+                "{}: opts.stream must be \"cpu\" or \"gpu\"",
+                self.op
+            ))
+        })?;
+        Device::parse(&name).map_err(|e| Error::Value(format!("{}: {}", self.op, e.message())))
+    }
+
+    /// `opts.dtype`, by name.
+    pub fn dtype(&self) -> Result<Option<DType>> {
+        let Some(value) = self.get("dtype") else {
+            return Ok(None);
+        };
+        let name = value
+            .as_string()
+            .ok_or_else(|| Error::DType(format!("{}: opts.dtype must be a dtype name", self.op)))?;
+        DType::parse(&name)
+            .map(Some)
+            .map_err(|e| Error::DType(format!("{}: {}", self.op, e.message())))
+    }
+
+    /// `opts.shape`: an array of non-negative integers.
+    pub fn shape(&self) -> Result<Option<Vec<usize>>> {
+        self.get("shape").map(|v| shape_of(self.op, &v)).transpose()
+    }
+
+    /// A boolean option; absent means `false`.
+    pub fn flag(&self, key: &str) -> Result<bool> {
+        match self.get(key) {
+            None => Ok(false),
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| Error::Value(format!("{}: opts.{key} must be a boolean", self.op))),
+        }
+    }
+
+    /// A string option.
+    pub fn string(&self, key: &str) -> Result<Option<String>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_string()
+                .map(Some)
+                .ok_or_else(|| Error::Value(format!("{}: opts.{key} must be a string", self.op))),
+        }
+    }
+}
+
+/// A JS array of non-negative integers as a shape.
+pub fn shape_of(op: &str, value: &JsValue) -> Result<Vec<usize>> {
+    let bad = || {
+        Error::Shape(format!(
+            "{op}: a shape must be an array of non-negative integers"
+        ))
+    };
+    if !js_sys::Array::is_array(value) {
+        return Err(bad());
+    }
+    js_sys::Array::from(value)
+        .iter()
+        .map(|d| match d.as_f64() {
+            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64 => Ok(x as usize),
+            _ => Err(bad()),
+        })
+        .collect()
+}

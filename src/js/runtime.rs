@@ -1,0 +1,215 @@
+//! `initRuntime` and the page's one runtime.
+//!
+//! The runtime lives in a thread-local: each JS realm (the page, or each worker) has its own
+//! module instance and so its own runtime. The first `initRuntime` call (or the first
+//! evaluation, which starts a runtime with default options) stores its promise; later calls
+//! return the same promise and so the same runtime.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
+
+use crate::error::{Error, Result};
+use crate::js::error::{JsResult, to_js};
+use crate::js::options::Options;
+use crate::runtime::{Runtime, RuntimeInfo, RuntimeOptions};
+use crate::stream::Device;
+
+thread_local! {
+    static RUNTIME: RefCell<Option<Rc<Runtime>>> = const { RefCell::new(None) };
+    static STARTING: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+}
+
+/// Requests a WebGPU adapter and device and resolves to the `RuntimeInfo`.
+///
+/// Options: `powerPreference` (`"low-power"` or `"high-performance"`) and `requireGpu` (reject
+/// when there is no WebGPU instead of running the `gpu` device on the CPU).
+#[wasm_bindgen(js_name = initRuntime, unchecked_return_type = "Promise<RuntimeInfo>")]
+pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
+    let options = runtime_options(&opts).map_err(to_js)?;
+    Ok(start(options))
+}
+
+/// The runtime, starting one with default options if the page has not.
+pub async fn current() -> Result<Rc<Runtime>> {
+    if let Some(runtime) = RUNTIME.with(|r| r.borrow().clone()) {
+        return Ok(runtime);
+    }
+    JsFuture::from(start(RuntimeOptions::default()))
+        .await
+        .map_err(|e| Error::Device(format!("the runtime failed to start: {}", describe(&e))))?;
+    RUNTIME
+        .with(|r| r.borrow().clone())
+        .ok_or_else(|| Error::Device("the runtime failed to start".into()))
+}
+
+/// The device ops use when they name none: the runtime's default once it has started, and
+/// `gpu` before (which runs on the CPU if no GPU turns up).
+pub fn default_device() -> Device {
+    RUNTIME.with(|r| {
+        r.borrow()
+            .as_ref()
+            .map_or(Device::Gpu, |rt| rt.default_device())
+    })
+}
+
+fn start(options: RuntimeOptions) -> js_sys::Promise {
+    if let Some(promise) = STARTING.with(|s| s.borrow().clone()) {
+        return promise;
+    }
+    let power_preference = options.power_preference;
+    let promise = future_to_promise(async move {
+        match Runtime::new(options).await {
+            Ok(runtime) => {
+                let info = info_to_js(runtime.info(), power_preference).await;
+                RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(runtime)));
+                Ok(info)
+            }
+            Err(err) => {
+                // Let a later call try again, perhaps with other options.
+                STARTING.with(|s| *s.borrow_mut() = None);
+                Err(to_js(err))
+            }
+        }
+    });
+    STARTING.with(|s| *s.borrow_mut() = Some(promise.clone()));
+    promise
+}
+
+fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
+    let opts = Options::parse("initRuntime", opts)?;
+    let power_preference = match opts.string("powerPreference")?.as_deref() {
+        None => wgpu::PowerPreference::None,
+        Some("low-power") => wgpu::PowerPreference::LowPower,
+        Some("high-performance") => wgpu::PowerPreference::HighPerformance,
+        Some(other) => {
+            return Err(Error::Value(format!(
+                "initRuntime: powerPreference \"{other}\" is neither \"low-power\" nor \"high-performance\""
+            )));
+        }
+    };
+    Ok(RuntimeOptions {
+        power_preference,
+        require_gpu: opts.flag("requireGpu")?,
+    })
+}
+
+fn describe(value: &JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}
+
+/// `RuntimeInfo` as the plain object API.md describes.
+async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference) -> JsValue {
+    let object = js_sys::Object::new();
+    set(&object, "gpu", info.gpu.into());
+    let adapter = match &info.adapter {
+        Some(summary) => {
+            let adapter = js_sys::Object::new();
+            set(&adapter, "vendor", summary.vendor.as_str().into());
+            set(
+                &adapter,
+                "architecture",
+                summary.architecture.as_str().into(),
+            );
+            set(&adapter, "device", summary.device.as_str().into());
+            set(&adapter, "description", summary.description.as_str().into());
+            set(
+                &adapter,
+                "isFallbackAdapter",
+                summary.is_fallback_adapter.into(),
+            );
+            fill_from_browser(&adapter, power_preference).await;
+            adapter.into()
+        }
+        None => JsValue::NULL,
+    };
+    set(&object, "adapter", adapter);
+    let limits = js_sys::Object::new();
+    for (name, value) in &info.limits {
+        set(&limits, name, JsValue::from_f64(*value as f64));
+    }
+    set(&object, "limits", limits.into());
+    let features: js_sys::Array = info.features.iter().map(|f| JsValue::from_str(f)).collect();
+    set(&object, "features", features.into());
+    let default_device = js_sys::Object::new();
+    set(&default_device, "device", info.default_device.name().into());
+    set(
+        &default_device,
+        "reason",
+        info.default_device_reason.as_str().into(),
+    );
+    set(&object, "defaultDevice", default_device.into());
+    object.into()
+}
+
+/// wgpu forwards only the adapter's description; the page's own `GPUAdapterInfo` has vendor,
+/// architecture and device too. Asking for the adapter again is cheap and changes nothing.
+async fn fill_from_browser(adapter: &js_sys::Object, power_preference: wgpu::PowerPreference) {
+    let Some(info) = browser_adapter_info(power_preference).await else {
+        return;
+    };
+    for (js_name, ours) in [
+        ("vendor", "vendor"),
+        ("architecture", "architecture"),
+        ("device", "device"),
+        ("description", "description"),
+        ("isFallbackAdapter", "isFallbackAdapter"),
+    ] {
+        if let Ok(value) = js_sys::Reflect::get(&info, &js_name.into())
+            && !value.is_undefined()
+        {
+            set(adapter, ours, value);
+        }
+    }
+}
+
+async fn browser_adapter_info(power_preference: wgpu::PowerPreference) -> Option<JsValue> {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    let gpu = js_sys::Reflect::get(&navigator, &"gpu".into()).ok()?;
+    let request: js_sys::Function = js_sys::Reflect::get(&gpu, &"requestAdapter".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let options = js_sys::Object::new();
+    match power_preference {
+        wgpu::PowerPreference::LowPower => set(&options, "powerPreference", "low-power".into()),
+        wgpu::PowerPreference::HighPerformance => {
+            set(&options, "powerPreference", "high-performance".into())
+        }
+        wgpu::PowerPreference::None => {}
+    }
+    let promise: js_sys::Promise = request.call1(&gpu, &options).ok()?.dyn_into().ok()?;
+    let adapter = JsFuture::from(promise).await.ok()?;
+    if adapter.is_null() {
+        return None;
+    }
+    js_sys::Reflect::get(&adapter, &"info".into()).ok()
+}
+
+fn set(object: &js_sys::Object, key: &str, value: JsValue) {
+    // Setting a data property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const RUNTIME_INFO_TS: &str = r#"
+export interface RuntimeInfo {
+  gpu: boolean;
+  adapter: {
+    vendor: string;
+    architecture: string;
+    device: string;
+    description: string;
+    isFallbackAdapter: boolean;
+  } | null;
+  limits: Record<string, number>;
+  features: string[];
+  defaultDevice: { device: "cpu" | "gpu"; reason: string };
+}
+"#;
