@@ -53,16 +53,19 @@ impl Runtime {
     }
 
     fn with_gpu(gpu: GpuContext) -> Runtime {
+        let adapter = gpu.adapter().clone();
+        let kind = if adapter.is_fallback_adapter {
+            "a software (fallback) GPU adapter, which runs on the CPU,"
+        } else {
+            "a GPU adapter"
+        };
         let info = RuntimeInfo {
             gpu: true,
-            adapter: Some(gpu.adapter().clone()),
             limits: gpu.limit_table(),
             features: gpu.feature_names(),
             default_device: Device::Gpu,
-            default_device_reason: format!(
-                "a GPU adapter is available ({})",
-                gpu.adapter().description
-            ),
+            default_device_reason: format!("{kind} is available ({})", adapter.device),
+            adapter: Some(adapter),
         };
         Runtime {
             gpu: Some(gpu),

@@ -1,1 +1,52 @@
-fn main() {}
+//! tandem's task runner: `cargo xtask setup|build|test|demo [--headless]`.
+
+mod cmd;
+mod demo;
+mod manifest;
+mod package;
+mod serve;
+mod setup;
+mod test;
+mod webdriver;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  setup             install what is missing: the wasm32 target, wasm-pack, wasm-bindgen-cli
+                    (the crate's exact version), and Chromium, chromedriver and Mesa's Vulkan
+                    driver through apt-get
+  build             build the npm package into pkg/ with wasm-pack
+  test              setup, then formatting, clippy, native tests on Vulkan, browser tests in
+                    headless Chromium, and the demo page end to end
+  demo [--headless] setup, build, and serve the demo on the manifest's address;
+                    --headless prints what the page shows instead";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let manifest = manifest::Manifest::load(&cmd::root())?;
+    match args {
+        ["setup"] => setup::setup(&manifest),
+        ["build"] => setup::setup(&manifest).and_then(|()| package::build(&manifest)),
+        ["test"] => test::test(&manifest),
+        ["demo"] => demo::demo(&manifest, false),
+        ["demo", "--headless"] => demo::demo(&manifest, true),
+        ["help" | "--help" | "-h"] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("unknown arguments {args:?}\n\n{USAGE}")),
+    }
+}

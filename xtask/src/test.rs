@@ -1,0 +1,92 @@
+//! `cargo xtask test`: every check CI runs, in order of cost: formatting, lints for both targets,
+//! native tests on Vulkan (lavapipe), browser tests in headless Chromium, then the demo page
+//! driven end to end from the built package.
+
+use std::process::Command;
+
+use crate::cmd::{Tally, root, run, run_tests};
+use crate::manifest::Manifest;
+use crate::{demo, package, setup};
+
+pub fn test(manifest: &Manifest) -> Result<(), String> {
+    setup::setup(manifest)?;
+    let mut tally = Tally::default();
+    let outcome = run_all(manifest, &mut tally);
+    // The closing line CI reads, printed whether or not a step failed.
+    println!("tests: {} passed, {} failed", tally.passed, tally.failed);
+    outcome
+}
+
+fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
+    step("format");
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    step("clippy (native)");
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    step("clippy (wasm32)");
+    run(cargo()
+        .args([
+            "clippy",
+            "--package",
+            "tandem",
+            "--all-targets",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
+        .args(["--", "-D", "warnings"]))?;
+    step("native tests (wgpu on Vulkan)");
+    run_tests(
+        cargo()
+            .args(["test", "--workspace"])
+            .env("XDG_RUNTIME_DIR", runtime_dir()),
+        tally,
+    )?;
+    step("browser tests (headless Chromium, WebGPU)");
+    std::fs::write(root().join("webdriver.json"), manifest.webdriver_json())
+        .map_err(|e| format!("cannot write webdriver.json: {e}"))?;
+    run_tests(
+        Command::new("wasm-pack")
+            .current_dir(root())
+            .args(["test", "--headless", "--chrome"])
+            .arg("--chromedriver")
+            .arg(&manifest.chromedriver),
+        tally,
+    )?;
+    step("demo page (built package, headless Chromium)");
+    package::build(manifest)?;
+    match demo::run_headless(manifest) {
+        Ok(text) => {
+            println!("{text}");
+            tally.passed += 1;
+            Ok(())
+        }
+        Err(e) => {
+            tally.failed += 1;
+            Err(e)
+        }
+    }
+}
+
+fn step(name: &str) {
+    println!("\n== xtask test: {name}");
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Vulkan's loader warns on every device creation when XDG_RUNTIME_DIR is unset; a private
+/// folder keeps the test output readable.
+fn runtime_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join("tandem-xdg-runtime");
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}

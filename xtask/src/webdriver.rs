@@ -1,0 +1,220 @@
+//! Just enough of the WebDriver protocol to drive headless Chromium through chromedriver: open
+//! a page and evaluate scripts in it. No browser download and no npm: only the Debian packages.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::manifest::Manifest;
+
+/// A headless Chromium session; closed, with its driver and profile, on drop.
+pub struct Browser {
+    driver: Child,
+    port: u16,
+    session: String,
+    profile: PathBuf,
+}
+
+impl Browser {
+    /// Starts chromedriver and a headless Chromium with the manifest's flags and a fresh profile.
+    pub fn launch(manifest: &Manifest) -> Result<Browser, String> {
+        let port = free_port()?;
+        let driver = Command::new(&manifest.chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", manifest.chromedriver.display()))?;
+        let profile =
+            std::env::temp_dir().join(format!("tandem-chromium-{}-{port}", std::process::id()));
+        let mut browser = Browser {
+            driver,
+            port,
+            session: String::new(),
+            profile,
+        };
+        browser.wait_until_ready()?;
+        let mut args = manifest.browser_flags.clone();
+        args.push("--headless=new".into());
+        args.push(format!("--user-data-dir={}", browser.profile.display()));
+        let capabilities = json!({ "capabilities": { "alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": { "binary": manifest.chromium, "args": args }
+        }}});
+        let reply = browser.request("POST", "/session", Some(capabilities))?;
+        browser.session = reply["sessionId"]
+            .as_str()
+            .ok_or_else(|| format!("chromedriver gave no session: {reply}"))?
+            .to_string();
+        Ok(browser)
+    }
+
+    /// Opens `url`.
+    pub fn goto(&self, url: &str) -> Result<(), String> {
+        self.request("POST", &self.path("url"), Some(json!({ "url": url })))
+            .map(drop)
+    }
+
+    /// Runs `script` (a function body) in the page and returns what it returns.
+    pub fn eval(&self, script: &str) -> Result<Value, String> {
+        let body = json!({ "script": script, "args": [] });
+        self.request("POST", &self.path("execute/sync"), Some(body))
+    }
+
+    /// Evaluates `script` every 100 ms until it returns something other than `null`.
+    pub fn wait_for(&self, script: &str, timeout: Duration) -> Result<Value, String> {
+        let start = Instant::now();
+        loop {
+            let value = self.eval(script)?;
+            if !value.is_null() {
+                return Ok(value);
+            }
+            if start.elapsed() > timeout {
+                return Err(format!(
+                    "the page did not finish within {} s",
+                    timeout.as_secs()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn path(&self, command: &str) -> String {
+        format!("/session/{}/{command}", self.session)
+    }
+
+    fn wait_until_ready(&self) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if let Ok(status) = self.request("GET", "/status", None)
+                && status["ready"] == json!(true)
+            {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err("chromedriver did not become ready within 20 s".into())
+    }
+
+    /// One WebDriver command; returns the reply's `value`, or its error message.
+    fn request(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.port,
+            body.len()
+        )
+        .map_err(|e| e.to_string())?;
+        let reply = read_response(&mut stream)?;
+        let json: Value = serde_json::from_slice(&http_body(&reply)?)
+            .map_err(|e| format!("chromedriver sent invalid JSON: {e}"))?;
+        let value = json["value"].clone();
+        match value.get("error") {
+            Some(error) => Err(format!("{error}: {}", value["message"])),
+            None => Ok(value),
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let _ = self.request("DELETE", &format!("/session/{}", self.session), None);
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+/// Reads one whole response. chromedriver keeps connections open whatever the request says, so
+/// the end is found from the headers, not from the connection closing.
+fn read_response(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if response_complete(&reply) {
+            return Ok(reply);
+        }
+        let n = stream.read(&mut chunk).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(reply);
+        }
+        reply.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn response_complete(reply: &[u8]) -> bool {
+    let Some(split) = reply.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let headers = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
+    let body = &reply[split + 4..];
+    if headers.contains("transfer-encoding: chunked") {
+        return body.ends_with(b"0\r\n\r\n");
+    }
+    let length = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    length.is_some_and(|n| body.len() >= n)
+}
+
+/// The body of an HTTP/1.1 response, de-chunked if needed.
+fn http_body(reply: &[u8]) -> Result<Vec<u8>, String> {
+    let split = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("chromedriver sent a response without headers")?;
+    let headers = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
+    let body = &reply[split + 4..];
+    if !headers.contains("transfer-encoding: chunked") {
+        return Ok(body.to_vec());
+    }
+    let mut out = Vec::new();
+    let mut rest = body;
+    loop {
+        let line_end = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("bad chunk")?;
+        let size_text = String::from_utf8_lossy(&rest[..line_end]);
+        let size = usize::from_str_radix(size_text.trim(), 16).map_err(|_| "bad chunk size")?;
+        if size == 0 {
+            return Ok(out);
+        }
+        let start = line_end + 2;
+        out.extend_from_slice(rest.get(start..start + size).ok_or("truncated chunk")?);
+        rest = rest.get(start + size + 2..).ok_or("truncated chunk")?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_plain_and_chunked_bodies() {
+        let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+        assert_eq!(http_body(plain).unwrap(), b"{}");
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n";
+        assert_eq!(http_body(chunked).unwrap(), b"{\"a\":1}");
+        assert!(response_complete(plain));
+        assert!(response_complete(chunked));
+        assert!(!response_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length:5\r\n\r\n{}"
+        ));
+    }
+}
