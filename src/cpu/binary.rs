@@ -98,48 +98,34 @@ mod tests {
         assert_eq!(out, words(&[11.0, 22.0, 33.0, 14.0, 25.0, 36.0]));
     }
 
+    /// Adds two one-element operands of the given dtypes.
+    fn add_one(out: DType, a: (u32, DType), b: (u32, DType)) -> Vec<u32> {
+        let s = [1isize];
+        let operand = |(word, dtype): &(u32, DType)| Operand {
+            words: std::slice::from_ref(word),
+            dtype: *dtype,
+            strides: &s,
+        };
+        binary(BinaryOp::Add, out, &[1], operand(&a), operand(&b))
+    }
+
     #[test]
     fn int_add_wraps() {
-        let a = [i32::MAX as u32];
-        let b = [1u32];
-        let s = [1isize];
-        let out = binary(
-            BinaryOp::Add,
+        let out = add_one(
             DType::Int32,
-            &[1],
-            Operand {
-                words: &a,
-                dtype: DType::Int32,
-                strides: &s,
-            },
-            Operand {
-                words: &b,
-                dtype: DType::Int32,
-                strides: &s,
-            },
+            (i32::MAX as u32, DType::Int32),
+            (1, DType::Int32),
         );
         assert_eq!(out, [i32::MIN as u32]);
     }
 
     #[test]
     fn mixed_dtypes_compute_in_the_promoted_type() {
-        let a = [(-2i32) as u32];
-        let b = words(&[0.5]);
-        let s = [1isize];
-        let out = binary(
-            BinaryOp::Add,
+        let half = 0.5f32.to_bits();
+        let out = add_one(
             DType::Float32,
-            &[1],
-            Operand {
-                words: &a,
-                dtype: DType::Int32,
-                strides: &s,
-            },
-            Operand {
-                words: &b,
-                dtype: DType::Float32,
-                strides: &s,
-            },
+            ((-2i32) as u32, DType::Int32),
+            (half, DType::Float32),
         );
         assert_eq!(out, words(&[-1.5]));
     }
