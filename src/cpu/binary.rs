@@ -100,13 +100,18 @@ mod tests {
 
     /// Adds two one-element operands of the given dtypes.
     fn add_one(out: DType, a: (u32, DType), b: (u32, DType)) -> Vec<u32> {
-        let s = [1isize];
-        let operand = |(word, dtype): &(u32, DType)| Operand {
-            words: std::slice::from_ref(word),
-            dtype: *dtype,
+        let (wa, wb, s) = ([a.0], [b.0], [1isize]);
+        let lhs = Operand {
+            words: &wa,
+            dtype: a.1,
             strides: &s,
         };
-        binary(BinaryOp::Add, out, &[1], operand(&a), operand(&b))
+        let rhs = Operand {
+            words: &wb,
+            dtype: b.1,
+            strides: &s,
+        };
+        binary(BinaryOp::Add, out, &[1], lhs, rhs)
     }
 
     #[test]
