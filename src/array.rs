@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::primitive::Primitive;
 use crate::runtime::Runtime;
 use crate::scheduler;
-use crate::shape::{fmt_shape, numel};
+use crate::shape::{Layout, fmt_shape, numel};
 use crate::storage::Storage;
 use crate::stream::Device;
 
@@ -27,7 +27,31 @@ struct Node {
     device: Device,
     primitive: Option<Primitive>,
     inputs: RefCell<Vec<Array>>,
-    data: RefCell<Option<Rc<Storage>>>,
+    data: RefCell<Option<Data>>,
+}
+
+/// An evaluated array's elements: shared storage and the layout this array reads it with.
+#[derive(Clone, Debug)]
+pub struct Data {
+    pub storage: Rc<Storage>,
+    pub layout: Layout,
+}
+
+impl Data {
+    /// Fresh row-major storage for an array of `shape`.
+    pub fn contiguous(storage: Storage, shape: &[usize]) -> Data {
+        Data {
+            storage: Rc::new(storage),
+            layout: Layout::contiguous(shape),
+        }
+    }
+
+    /// Whether the storage holds exactly this array's elements, row-major from its start.
+    pub fn is_dense(&self, shape: &[usize]) -> bool {
+        self.layout.offset == 0
+            && self.storage.len() == numel(shape)
+            && self.layout.is_contiguous(shape)
+    }
 }
 
 impl Array {
@@ -49,7 +73,7 @@ impl Array {
             )));
         }
         let array = Array::node(shape.to_vec(), dtype, Device::Cpu, None, Vec::new());
-        array.set_storage(Rc::new(Storage::from_host(words)));
+        array.set_data(Data::contiguous(Storage::from_host(words), shape));
         Ok(array)
     }
 
@@ -126,7 +150,7 @@ impl Array {
 
     /// The node's primitive; `None` for arrays made from data.
     pub fn primitive(&self) -> Option<Primitive> {
-        self.0.primitive
+        self.0.primitive.clone()
     }
 
     /// The node's inputs; empty once it has been evaluated.
@@ -135,8 +159,13 @@ impl Array {
     }
 
     /// The node's data, if it has been evaluated.
-    pub fn storage(&self) -> Option<Rc<Storage>> {
+    pub fn data(&self) -> Option<Data> {
         self.0.data.borrow().clone()
+    }
+
+    /// The node's storage, if it has been evaluated.
+    pub fn storage(&self) -> Option<Rc<Storage>> {
+        self.0.data.borrow().as_ref().map(|d| d.storage.clone())
     }
 
     /// Whether the node has data.
@@ -150,17 +179,25 @@ impl Array {
     }
 
     /// Stores the node's result and lets go of its inputs, so intermediates can be freed.
-    pub(crate) fn set_storage(&self, storage: Rc<Storage>) {
-        *self.0.data.borrow_mut() = Some(storage);
+    pub(crate) fn set_data(&self, data: Data) {
+        *self.0.data.borrow_mut() = Some(data);
         self.0.inputs.borrow_mut().clear();
     }
 
-    /// Evaluates the array and returns its host words.
+    /// Evaluates the array and returns its elements' words, row-major.
     pub async fn to_words(&self, runtime: &Runtime) -> Result<Rc<Vec<u32>>> {
         scheduler::evaluate(runtime, std::slice::from_ref(self)).await?;
         // evaluate() leaves every requested array with data.
-        let storage = self.storage().expect("evaluated array has storage");
-        storage.ensure_host(runtime.gpu()).await
+        let data = self.data().expect("an evaluated array has data");
+        let words = data.storage.ensure_host(runtime.gpu()).await?;
+        if data.is_dense(self.shape()) {
+            return Ok(words);
+        }
+        let host = crate::cpu::HostInput {
+            words: &words,
+            layout: &data.layout,
+        };
+        Ok(Rc::new(crate::cpu::contiguous(self, &host)?))
     }
 
     /// Evaluates the array and returns its elements as `T`, which must match the dtype.

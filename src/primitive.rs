@@ -1,23 +1,264 @@
 //! What a graph node computes. The set is closed: each primitive has one CPU kernel (in `cpu/`)
-//! and one GPU kernel (in `gpu/`), and no device code lives here.
+//! and one GPU kernel (in `gpu/`), and no device code lives here. The dtype rules of each op
+//! (what it accepts, what it returns, what it computes in) live here too, so that both devices
+//! and the op builders agree on them.
+
+use crate::dtype::DType;
+use crate::shape::{Layout, broadcast_strides, reshape_view, slice_view, transpose_view};
+
+/// An elementwise operation of one operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Abs,
+    Neg,
+    Sign,
+    Square,
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sigmoid,
+    Relu,
+    Gelu,
+    Erf,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
+    LogicalNot,
+    /// Converts to the node's dtype (`astype`), or copies when the dtype is the same; the copy
+    /// also makes strided views contiguous.
+    Cast,
+}
+
+impl UnaryOp {
+    /// Every unary op of the JS API, in API.md's order (`Cast` is `astype`).
+    pub const ALL: [UnaryOp; 23] = [
+        UnaryOp::Abs,
+        UnaryOp::Neg,
+        UnaryOp::Sign,
+        UnaryOp::Square,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Exp,
+        UnaryOp::Expm1,
+        UnaryOp::Log,
+        UnaryOp::Log1p,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Relu,
+        UnaryOp::Gelu,
+        UnaryOp::Erf,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::Reciprocal,
+        UnaryOp::LogicalNot,
+    ];
+
+    /// The op's name in the JS API.
+    pub fn name(self) -> &'static str {
+        use UnaryOp::*;
+        match self {
+            Abs => "abs",
+            Neg => "neg",
+            Sign => "sign",
+            Square => "square",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Exp => "exp",
+            Expm1 => "expm1",
+            Log => "log",
+            Log1p => "log1p",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Relu => "relu",
+            Gelu => "gelu",
+            Erf => "erf",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Reciprocal => "reciprocal",
+            LogicalNot => "logicalNot",
+            Cast => "astype",
+        }
+    }
+
+    /// Whether the op computes in floating point, so integer inputs become `float32`.
+    pub fn is_float_only(self) -> bool {
+        use UnaryOp::*;
+        matches!(
+            self,
+            Sqrt | Rsqrt
+                | Exp
+                | Expm1
+                | Log
+                | Log1p
+                | Sin
+                | Cos
+                | Tan
+                | Tanh
+                | Sigmoid
+                | Gelu
+                | Erf
+                | Reciprocal
+        )
+    }
+
+    /// The dtype of `op(x)` for an input of `dtype` (`Cast` is decided by its caller).
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match self {
+            UnaryOp::LogicalNot => DType::Bool,
+            op if op.is_float_only() => DType::Float32,
+            _ => dtype,
+        }
+    }
+}
 
 /// An elementwise operation of two broadcast operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
     Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Power,
+    Maximum,
+    Minimum,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
 }
 
 impl BinaryOp {
+    /// Every binary op of the JS API, in API.md's order.
+    pub const ALL: [BinaryOp; 15] = [
+        BinaryOp::Add,
+        BinaryOp::Subtract,
+        BinaryOp::Multiply,
+        BinaryOp::Divide,
+        BinaryOp::Power,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+        BinaryOp::Equal,
+        BinaryOp::NotEqual,
+        BinaryOp::Less,
+        BinaryOp::LessEqual,
+        BinaryOp::Greater,
+        BinaryOp::GreaterEqual,
+        BinaryOp::LogicalAnd,
+        BinaryOp::LogicalOr,
+    ];
+
     /// The op's name in the JS API, used in error messages.
     pub fn name(self) -> &'static str {
+        use BinaryOp::*;
         match self {
-            BinaryOp::Add => "add",
+            Add => "add",
+            Subtract => "subtract",
+            Multiply => "multiply",
+            Divide => "divide",
+            Power => "power",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Equal => "equal",
+            NotEqual => "notEqual",
+            Less => "less",
+            LessEqual => "lessEqual",
+            Greater => "greater",
+            GreaterEqual => "greaterEqual",
+            LogicalAnd => "logicalAnd",
+            LogicalOr => "logicalOr",
+        }
+    }
+
+    /// Whether the result is a `bool` whatever the operands.
+    pub fn is_predicate(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd | LogicalOr
+        )
+    }
+
+    /// The dtype both operands are converted to before the op: the promoted dtype, except that
+    /// `divide` of integers is true division in `float32` and logical ops work on `bool`.
+    pub fn compute_dtype(self, promoted: DType) -> DType {
+        match self {
+            BinaryOp::Divide => DType::Float32,
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr => DType::Bool,
+            _ => promoted,
+        }
+    }
+
+    /// The dtype of the result for operands that promote to `promoted`.
+    pub fn out_dtype(self, promoted: DType) -> DType {
+        if self.is_predicate() {
+            DType::Bool
+        } else {
+            self.compute_dtype(promoted)
+        }
+    }
+}
+
+/// A change of layout that shares the input's data where it can.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum View {
+    /// To the node's shape, same elements in row-major order (also `expandDims`, `squeeze`,
+    /// `flatten`). A copy when the input's layout cannot be viewed that way.
+    Reshape,
+    /// Permutes the axes.
+    Transpose(Vec<usize>),
+    /// To the node's shape, repeating along broadcast axes with stride 0.
+    Broadcast,
+    /// Per axis, the first index taken and the step (negative steps walk backwards).
+    Slice { start: Vec<usize>, step: Vec<isize> },
+}
+
+impl View {
+    /// The layout that reads the input (of `in_shape`, laid out as `layout`) as this view of
+    /// shape `out_shape`, or `None` when the data must be copied first.
+    pub fn layout(
+        &self,
+        in_shape: &[usize],
+        layout: &Layout,
+        out_shape: &[usize],
+    ) -> Option<Layout> {
+        match self {
+            View::Reshape => reshape_view(in_shape, layout, out_shape),
+            View::Transpose(axes) => Some(transpose_view(layout, axes)),
+            View::Broadcast => Some(Layout {
+                strides: broadcast_strides(in_shape, &layout.strides, out_shape),
+                offset: layout.offset,
+            }),
+            View::Slice { start, step } => Some(slice_view(layout, start, step)),
         }
     }
 }
 
 /// The computation of a node that has inputs. Arrays made from data have none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Primitive {
+    Unary(UnaryOp),
     Binary(BinaryOp),
+    /// `where(cond, x, y)`: inputs are cond, x and y, broadcast together.
+    Where,
+    View(View),
 }

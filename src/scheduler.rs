@@ -4,14 +4,15 @@
 //! deep do not overflow the (small) wasm stack. Each node runs on its device; GPU dispatches are
 //! batched into one submit, which is flushed only when the CPU needs a GPU result or at the end.
 //! A node lets go of its inputs once it has run, and the walk holds each node only until it has
-//! run, so intermediates are freed as soon as their last consumer is done.
+//! run, so intermediates are freed as soon as their last consumer is done. Views share their
+//! input's storage and run no kernel.
 
 use std::collections::HashSet;
-use std::rc::Rc;
 
-use crate::array::Array;
+use crate::array::{Array, Data};
 use crate::error::Result;
 use crate::gpu::encoder::CommandBatch;
+use crate::primitive::Primitive;
 use crate::runtime::Runtime;
 use crate::storage::Storage;
 use crate::stream::Device;
@@ -21,8 +22,8 @@ use crate::{cpu, gpu};
 pub async fn evaluate(runtime: &Runtime, outputs: &[Array]) -> Result<()> {
     let mut batch = runtime.gpu().map(CommandBatch::new);
     for node in topological_order(outputs) {
-        let storage = run_node(runtime, &mut batch, &node).await?;
-        node.set_storage(Rc::new(storage));
+        let data = run_node(runtime, &mut batch, &node).await?;
+        node.set_data(data);
     }
     if let Some(batch) = batch.as_mut() {
         batch.submit();
@@ -50,33 +51,63 @@ fn topological_order(outputs: &[Array]) -> Vec<Array> {
     order
 }
 
-/// Runs one node on its device. Without a GPU context, `gpu` nodes run on the CPU.
+/// Runs one node: a view shares its input's storage when it can; anything else runs a kernel
+/// on the node's device (the CPU when there is no GPU context).
 async fn run_node(
     runtime: &Runtime,
     batch: &mut Option<CommandBatch<'_>>,
     node: &Array,
-) -> Result<Storage> {
+) -> Result<Data> {
     let inputs = node.inputs();
-    if let (Device::Gpu, Some(gpu), Some(batch)) = (node.device(), runtime.gpu(), batch.as_mut()) {
-        let buffers = inputs
-            .iter()
-            .map(|input| stored(input).ensure_gpu(gpu))
-            .collect::<Result<Vec<_>>>()?;
-        let buffer = gpu::ops::eval(gpu, batch, node, &inputs, &buffers)?;
-        return Ok(Storage::from_gpu(buffer, node.size()));
+    let input_data: Vec<Data> = inputs.iter().map(stored).collect();
+    if let Some(Primitive::View(view)) = node.primitive()
+        && let Some(layout) = view.layout(inputs[0].shape(), &input_data[0].layout, node.shape())
+    {
+        let storage = input_data[0].storage.clone();
+        return Ok(Data { storage, layout });
     }
-    let needs_readback = inputs.iter().any(|input| !stored(input).on_host());
-    if let (true, Some(batch)) = (needs_readback, batch.as_mut()) {
-        batch.submit();
-    }
-    let mut words = Vec::with_capacity(inputs.len());
-    for input in &inputs {
-        words.push(stored(input).ensure_host(runtime.gpu()).await?);
-    }
-    Ok(Storage::from_host(cpu::eval(node, &inputs, &words)))
+    let storage = match (node.device(), runtime.gpu(), batch.as_mut()) {
+        (Device::Gpu, Some(gpu), Some(batch)) => {
+            let buffers = input_data
+                .iter()
+                .map(|d| d.storage.ensure_gpu(gpu))
+                .collect::<Result<Vec<_>>>()?;
+            let gpu_inputs: Vec<_> = buffers
+                .iter()
+                .zip(&input_data)
+                .map(|(buffer, d)| gpu::ops::GpuInput {
+                    buffer,
+                    layout: &d.layout,
+                })
+                .collect();
+            Storage::from_gpu(
+                gpu::ops::eval(gpu, batch, node, &inputs, &gpu_inputs)?,
+                node.size(),
+            )
+        }
+        (_, gpu, batch) => {
+            if let Some(batch) = batch.filter(|_| input_data.iter().any(|d| !d.storage.on_host())) {
+                batch.submit();
+            }
+            let mut words = Vec::with_capacity(inputs.len());
+            for d in &input_data {
+                words.push(d.storage.ensure_host(gpu).await?);
+            }
+            let host: Vec<_> = words
+                .iter()
+                .zip(&input_data)
+                .map(|(w, d)| cpu::HostInput {
+                    words: w,
+                    layout: &d.layout,
+                })
+                .collect();
+            Storage::from_host(cpu::eval(node, &inputs, &host)?)
+        }
+    };
+    Ok(Data::contiguous(storage, node.shape()))
 }
 
 /// The data of an input, which topological order guarantees has run.
-fn stored(input: &Array) -> Rc<Storage> {
-    input.storage().expect("inputs run before their consumers")
+fn stored(input: &Array) -> Data {
+    input.data().expect("inputs run before their consumers")
 }

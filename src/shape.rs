@@ -76,6 +76,131 @@ pub fn contiguous_broadcast_strides(shape: &[usize], target: &[usize]) -> Vec<is
     broadcast_strides(shape, &contiguous_strides(shape), target)
 }
 
+/// Where an array's elements sit in its storage: a stride per axis (in elements) and the
+/// offset of the first element. Views share storage and differ only in layout.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Layout {
+    pub strides: Vec<isize>,
+    pub offset: usize,
+}
+
+impl Layout {
+    /// The row-major layout of a fresh array.
+    pub fn contiguous(shape: &[usize]) -> Layout {
+        Layout {
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
+    }
+
+    /// Whether a row-major walk of `shape` reads the storage densely and in order from
+    /// `offset` (axes of extent 1 may have any stride).
+    pub fn is_contiguous(&self, shape: &[usize]) -> bool {
+        let expected = contiguous_strides(shape);
+        shape
+            .iter()
+            .zip(self.strides.iter().zip(&expected))
+            .all(|(&extent, (s, e))| extent == 1 || s == e)
+    }
+
+    /// Strides that read this array (of `shape`) as the broadcast shape `target`.
+    pub fn broadcast(&self, shape: &[usize], target: &[usize]) -> Vec<isize> {
+        broadcast_strides(shape, &self.strides, target)
+    }
+}
+
+/// The layout of `reshape(x, new_shape)` when it can share `x`'s storage: always when only
+/// axes of extent 1 are added or removed, and otherwise when `x` is contiguous. `None` means the
+/// data must be copied first.
+pub fn reshape_view(shape: &[usize], layout: &Layout, new_shape: &[usize]) -> Option<Layout> {
+    let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    if non_unit(shape) == non_unit(new_shape) {
+        let mut kept = shape
+            .iter()
+            .zip(&layout.strides)
+            .filter(|(d, _)| **d != 1)
+            .map(|(_, &s)| s);
+        let strides = new_shape
+            .iter()
+            .map(|&d| if d == 1 { 0 } else { kept.next().unwrap_or(0) })
+            .collect();
+        return Some(Layout {
+            strides,
+            offset: layout.offset,
+        });
+    }
+    layout.is_contiguous(shape).then(|| Layout {
+        strides: contiguous_strides(new_shape),
+        offset: layout.offset,
+    })
+}
+
+/// The layout of `transpose(x, axes)`: output axis `i` is input axis `axes[i]`.
+pub fn transpose_view(layout: &Layout, axes: &[usize]) -> Layout {
+    Layout {
+        strides: axes.iter().map(|&a| layout.strides[a]).collect(),
+        offset: layout.offset,
+    }
+}
+
+/// The layout of a slice that starts at `start` and steps by `step` on each axis.
+pub fn slice_view(layout: &Layout, start: &[usize], step: &[isize]) -> Layout {
+    let shift: isize = start
+        .iter()
+        .zip(&layout.strides)
+        .map(|(&i, &s)| i as isize * s)
+        .sum();
+    Layout {
+        strides: layout
+            .strides
+            .iter()
+            .zip(step)
+            .map(|(s, k)| s * k)
+            .collect(),
+        offset: (layout.offset as isize + shift) as usize,
+    }
+}
+
+/// Normalizes MLX's `slice(x, start, stop, strides)` on one axis of extent `n`: negative indices
+/// count from the end and out-of-range ones clamp. Returns the first index and the length.
+pub fn normalize_slice_axis(n: usize, start: isize, stop: isize, step: isize) -> (usize, usize) {
+    let n = n as isize;
+    let wrap = |i: isize| if i < 0 { i + n } else { i };
+    if step > 0 {
+        let (a, b) = (wrap(start).clamp(0, n), wrap(stop).clamp(0, n));
+        let len = if b > a { (b - a + step - 1) / step } else { 0 };
+        (if len > 0 { a as usize } else { 0 }, len as usize)
+    } else {
+        let (a, b) = (wrap(start).clamp(-1, n - 1), wrap(stop).clamp(-1, n - 1));
+        let len = if a > b { (a - b - step - 1) / -step } else { 0 };
+        (if len > 0 { a as usize } else { 0 }, len as usize)
+    }
+}
+
+/// An axis in `-ndim..ndim` as an index; `op` names the caller in the error.
+pub fn normalize_axis(op: &str, axis: isize, ndim: usize) -> Result<usize> {
+    let n = ndim as isize;
+    if axis < -n || axis >= n {
+        return Err(Error::Value(format!(
+            "{op}: axis {axis} is out of range for an array of {ndim} dimensions"
+        )));
+    }
+    Ok(if axis < 0 { axis + n } else { axis } as usize)
+}
+
+/// Several axes, normalized and checked for repeats.
+pub fn normalize_axes(op: &str, axes: &[isize], ndim: usize) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &axis in axes {
+        let a = normalize_axis(op, axis, ndim)?;
+        if out.contains(&a) {
+            return Err(Error::Value(format!("{op}: axis {axis} is repeated")));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
 /// Merges adjacent dimensions that every operand walks contiguously, and drops dimensions of
 /// size 1, so kernels loop over as few dimensions as possible. Returns the collapsed shape and
 /// each operand's collapsed strides; a scalar becomes shape `[1]`.
@@ -158,6 +283,52 @@ pub fn for_each_row<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reshape_views_contiguous_data_and_unit_axis_changes() {
+        let t = transpose_view(&Layout::contiguous(&[2, 3]), &[1, 0]);
+        assert_eq!(
+            reshape_view(&[3, 2], &t, &[6]),
+            None,
+            "a transposed array must be copied"
+        );
+        let unit = reshape_view(&[3, 2], &t, &[3, 1, 2]).unwrap();
+        assert_eq!(unit.strides, vec![1, 0, 3]);
+        let flat = reshape_view(&[2, 3], &Layout::contiguous(&[2, 3]), &[3, 2]).unwrap();
+        assert_eq!(flat.strides, vec![2, 1]);
+    }
+
+    #[test]
+    fn slices_follow_mlx_normalization() {
+        assert_eq!(normalize_slice_axis(5, 1, 4, 1), (1, 3));
+        assert_eq!(normalize_slice_axis(5, -2, 100, 1), (3, 2));
+        assert_eq!(normalize_slice_axis(5, 4, -100, -1), (4, 5));
+        assert_eq!(normalize_slice_axis(5, -1, 0, -2), (4, 2));
+        assert_eq!(normalize_slice_axis(5, 3, 1, 1), (0, 0));
+        assert_eq!(normalize_slice_axis(0, 0, 0, 1), (0, 0));
+    }
+
+    #[test]
+    fn slice_view_moves_the_offset_and_scales_strides() {
+        let l = slice_view(&Layout::contiguous(&[4, 5]), &[1, 4], &[2, -1]);
+        assert_eq!(
+            l,
+            Layout {
+                strides: vec![10, -1],
+                offset: 9
+            }
+        );
+    }
+
+    #[test]
+    fn axes_wrap_and_reject_repeats() {
+        assert_eq!(normalize_axes("sum", &[-1, 0], 3).unwrap(), vec![2, 0]);
+        assert_eq!(
+            normalize_axis("sum", 3, 3).unwrap_err().kind(),
+            "ValueError"
+        );
+        assert!(normalize_axes("sum", &[1, -2], 3).is_err());
+    }
 
     #[test]
     fn scalar_has_one_element() {

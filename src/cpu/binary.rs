@@ -1,67 +1,172 @@
-//! Elementwise binary ops over broadcast, strided operands.
+//! Elementwise binary ops. Operands are converted to the op's compute dtype first; integer
+//! arithmetic wraps like C, and `bool` arithmetic is C's too (computed on 0/1, then tested for
+//! non-zero).
 
-use crate::cpu::cast::cast;
+use crate::cpu::cast::cast_strided;
+use crate::cpu::elementwise::{Strided, map2};
 use crate::dtype::DType;
 use crate::primitive::BinaryOp;
-use crate::shape::{collapse_dims, for_each_row, numel};
 
-/// One input: its words, dtype and strides over the output shape.
-pub struct Operand<'a> {
-    pub words: &'a [u32],
-    pub dtype: DType,
-    pub strides: &'a [isize],
-}
+pub use crate::cpu::cast::Operand;
 
-/// `op(lhs, rhs)` over `shape`, computed in `out_dtype` (operands are cast to it first).
+/// `op(lhs, rhs)` over `shape`; returns words of `op.out_dtype(promoted)`.
 pub fn binary(
     op: BinaryOp,
-    out_dtype: DType,
+    promoted: DType,
     shape: &[usize],
     lhs: Operand,
     rhs: Operand,
 ) -> Vec<u32> {
-    let a = cast(lhs.words, lhs.dtype, out_dtype);
-    let b = cast(rhs.words, rhs.dtype, out_dtype);
-    let (a, b) = (&*a, &*b);
-    let (s, st) = (shape, [lhs.strides, rhs.strides]);
-    match (op, out_dtype) {
-        (BinaryOp::Add, DType::Float32) => map2::<f32>(s, st, a, b, |x, y| x + y),
-        (BinaryOp::Add, DType::Int32) => map2::<i32>(s, st, a, b, i32::wrapping_add),
-        (BinaryOp::Add, DType::Uint32) => map2::<u32>(s, st, a, b, u32::wrapping_add),
-        (BinaryOp::Add, DType::Bool) => map2::<u32>(s, st, a, b, |x, y| u32::from(x | y != 0)),
+    let compute = op.compute_dtype(promoted);
+    let (a, b) = (cast_strided(&lhs, compute), cast_strided(&rhs, compute));
+    match compute {
+        DType::Float32 => float(op, shape, &a.view(), &b.view()),
+        DType::Int32 => integer::<i32>(op, shape, &a.view(), &b.view()),
+        DType::Uint32 => integer::<u32>(op, shape, &a.view(), &b.view()),
+        DType::Bool => boolean(op, shape, &a.view(), &b.view()),
     }
 }
 
-/// Applies `f` elementwise, reading both operands as `T`.
-fn map2<T: bytemuck::Pod>(
-    shape: &[usize],
-    strides: [&[isize]; 2],
-    a: &[u32],
-    b: &[u32],
-    f: impl Fn(T, T) -> T,
-) -> Vec<u32> {
-    let a: &[T] = bytemuck::cast_slice(a);
-    let b: &[T] = bytemuck::cast_slice(b);
-    let mut out: Vec<T> = Vec::with_capacity(numel(shape));
-    let (dims, [sa, sb]) = collapse_dims(shape, strides);
-    let inner = *dims.last().unwrap_or(&1);
-    let (ia, ib) = (sa[sa.len() - 1], sb[sb.len() - 1]);
-    for_each_row(&dims, [&sa[..], &sb[..]], |_, [oa, ob]| {
-        let (oa, ob) = (oa as usize, ob as usize);
-        if ia == 1 && ib == 1 {
-            // The common case: both rows contiguous, a loop the compiler vectorises.
-            let rows = a[oa..oa + inner].iter().zip(&b[ob..ob + inner]);
-            out.extend(rows.map(|(&x, &y)| f(x, y)));
-        } else {
-            out.extend((0..inner as isize).map(|i| {
-                f(
-                    a[(oa as isize + i * ia) as usize],
-                    b[(ob as isize + i * ib) as usize],
-                )
-            }));
+fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
+    use BinaryOp::*;
+    let value = |f: fn(f32, f32) -> f32| words(map2(shape, a, b, f));
+    let test = |f: fn(f32, f32) -> bool| map2(shape, a, b, move |x, y| u32::from(f(x, y)));
+    match op {
+        Add => value(|x, y| x + y),
+        Subtract => value(|x, y| x - y),
+        Multiply => value(|x, y| x * y),
+        Divide => value(|x, y| x / y),
+        Power => value(f32::powf),
+        Maximum => value(|x, y| {
+            if x.is_nan() || y.is_nan() {
+                f32::NAN
+            } else {
+                x.max(y)
+            }
+        }),
+        Minimum => value(|x, y| {
+            if x.is_nan() || y.is_nan() {
+                f32::NAN
+            } else {
+                x.min(y)
+            }
+        }),
+        Equal => test(|x, y| x == y),
+        NotEqual => test(|x, y| x != y),
+        Less => test(|x, y| x < y),
+        LessEqual => test(|x, y| x <= y),
+        Greater => test(|x, y| x > y),
+        GreaterEqual => test(|x, y| x >= y),
+        LogicalAnd | LogicalOr => unreachable!("logical ops compute in bool"),
+    }
+}
+
+/// The integer types' arithmetic, with C's wrap-around.
+pub trait Integer: Copy + Ord + bytemuck::Pod + Default {
+    const ONE: Self;
+    fn wrapping_add(self, o: Self) -> Self;
+    fn wrapping_sub(self, o: Self) -> Self;
+    fn wrapping_mul(self, o: Self) -> Self;
+    fn is_negative(self) -> bool;
+    /// Exponent's lowest bit, and the exponent halved.
+    fn bit_and_halve(self) -> (bool, Self);
+}
+
+macro_rules! integer {
+    ($t:ty) => {
+        impl Integer for $t {
+            const ONE: Self = 1;
+            fn wrapping_add(self, o: Self) -> Self {
+                <$t>::wrapping_add(self, o)
+            }
+            fn wrapping_sub(self, o: Self) -> Self {
+                <$t>::wrapping_sub(self, o)
+            }
+            fn wrapping_mul(self, o: Self) -> Self {
+                <$t>::wrapping_mul(self, o)
+            }
+            #[allow(unused_comparisons)]
+            fn is_negative(self) -> bool {
+                self < 0
+            }
+            fn bit_and_halve(self) -> (bool, Self) {
+                (self & 1 == 1, self >> 1)
+            }
         }
-    });
-    bytemuck::cast_slice(&out).to_vec()
+    };
+}
+integer!(i32);
+integer!(u32);
+
+/// `base ^ exp` by squaring, wrapping. A negative exponent gives the integer part of the exact
+/// result: 1 for base 1, ±1 for base -1, and 0 otherwise.
+pub fn integer_power<T: Integer>(base: T, exp: T) -> T {
+    if exp.is_negative() {
+        let minus_one = T::default().wrapping_sub(T::ONE);
+        return match base {
+            b if b == T::ONE => T::ONE,
+            b if b == minus_one => {
+                if exp.bit_and_halve().0 {
+                    minus_one
+                } else {
+                    T::ONE
+                }
+            }
+            _ => T::default(),
+        };
+    }
+    let (mut result, mut base, mut exp) = (T::ONE, base, exp);
+    while exp != T::default() {
+        let (odd, half) = exp.bit_and_halve();
+        if odd {
+            result = result.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        exp = half;
+    }
+    result
+}
+
+fn integer<T: Integer>(op: BinaryOp, shape: &[usize], a: &Strided<T>, b: &Strided<T>) -> Vec<u32> {
+    use BinaryOp::*;
+    let value = |f: fn(T, T) -> T| words(map2(shape, a, b, f));
+    let test = |f: fn(T, T) -> bool| map2(shape, a, b, move |x, y| u32::from(f(x, y)));
+    match op {
+        Add => value(T::wrapping_add),
+        Subtract => value(T::wrapping_sub),
+        Multiply => value(T::wrapping_mul),
+        Power => value(integer_power),
+        Maximum => value(|x, y| x.max(y)),
+        Minimum => value(|x, y| x.min(y)),
+        Equal => test(|x, y| x == y),
+        NotEqual => test(|x, y| x != y),
+        Less => test(|x, y| x < y),
+        LessEqual => test(|x, y| x <= y),
+        Greater => test(|x, y| x > y),
+        GreaterEqual => test(|x, y| x >= y),
+        Divide | LogicalAnd | LogicalOr => {
+            unreachable!("divide computes in float32, logical ops in bool")
+        }
+    }
+}
+
+fn boolean(op: BinaryOp, shape: &[usize], a: &Strided<u32>, b: &Strided<u32>) -> Vec<u32> {
+    use BinaryOp::*;
+    match op {
+        LogicalAnd => map2(shape, a, b, |x, y| x & y),
+        LogicalOr => map2(shape, a, b, |x, y| x | y),
+        // Arithmetic on 0/1 then tested for non-zero, as C converts back to bool.
+        _ if !op.is_predicate() => integer::<u32>(op, shape, a, b)
+            .into_iter()
+            .map(|w| u32::from(w != 0))
+            .collect(),
+        _ => integer::<u32>(op, shape, a, b),
+    }
+}
+
+fn words<T: bytemuck::Pod>(values: Vec<T>) -> Vec<u32> {
+    bytemuck::allocation::try_cast_vec(values)
+        .unwrap_or_else(|(_, v)| bytemuck::cast_slice(&v).to_vec())
 }
 
 #[cfg(test)]
@@ -69,69 +174,132 @@ mod tests {
     use super::*;
     use crate::shape::{broadcast_strides, contiguous_strides};
 
-    fn words(v: &[f32]) -> Vec<u32> {
+    fn f32_words(v: &[f32]) -> Vec<u32> {
         v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    fn one(op: BinaryOp, promoted: DType, a: (u32, DType), b: (u32, DType)) -> u32 {
+        let (wa, wb) = ([a.0], [b.0]);
+        let lhs = Operand {
+            words: &wa,
+            dtype: a.1,
+            strides: &[1],
+            offset: 0,
+        };
+        let rhs = Operand {
+            words: &wb,
+            dtype: b.1,
+            strides: &[1],
+            offset: 0,
+        };
+        binary(op, promoted, &[1], lhs, rhs)[0]
     }
 
     #[test]
     fn adds_broadcast_row_to_matrix() {
         let shape = [2, 3];
-        let m = words(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-        let r = words(&[10.0, 20.0, 30.0]);
+        let m = f32_words(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let r = f32_words(&[10.0, 20.0, 30.0]);
         let sm = contiguous_strides(&shape);
         let sr = broadcast_strides(&[3], &[1], &shape);
-        let out = binary(
-            BinaryOp::Add,
-            DType::Float32,
-            &shape,
-            Operand {
-                words: &m,
-                dtype: DType::Float32,
-                strides: &sm,
-            },
-            Operand {
-                words: &r,
-                dtype: DType::Float32,
-                strides: &sr,
-            },
-        );
-        assert_eq!(out, words(&[11.0, 22.0, 33.0, 14.0, 25.0, 36.0]));
-    }
-
-    /// Adds two one-element operands of the given dtypes.
-    fn add_one(out: DType, a: (u32, DType), b: (u32, DType)) -> Vec<u32> {
-        let (wa, wb, s) = ([a.0], [b.0], [1isize]);
         let lhs = Operand {
-            words: &wa,
-            dtype: a.1,
-            strides: &s,
+            words: &m,
+            dtype: DType::Float32,
+            strides: &sm,
+            offset: 0,
         };
         let rhs = Operand {
-            words: &wb,
-            dtype: b.1,
-            strides: &s,
+            words: &r,
+            dtype: DType::Float32,
+            strides: &sr,
+            offset: 0,
         };
-        binary(BinaryOp::Add, out, &[1], lhs, rhs)
+        let out = binary(BinaryOp::Add, DType::Float32, &shape, lhs, rhs);
+        assert_eq!(out, f32_words(&[11.0, 22.0, 33.0, 14.0, 25.0, 36.0]));
     }
 
     #[test]
     fn int_add_wraps() {
-        let out = add_one(
+        let out = one(
+            BinaryOp::Add,
             DType::Int32,
             (i32::MAX as u32, DType::Int32),
             (1, DType::Int32),
         );
-        assert_eq!(out, [i32::MIN as u32]);
+        assert_eq!(out, i32::MIN as u32);
     }
 
     #[test]
-    fn mixed_dtypes_compute_in_the_promoted_type() {
-        let half = 0.5f32.to_bits();
-        let out = add_one(
+    fn integer_divide_is_true_division() {
+        let out = one(
+            BinaryOp::Divide,
+            DType::Int32,
+            (7, DType::Int32),
+            (2, DType::Int32),
+        );
+        assert_eq!(f32::from_bits(out), 3.5);
+    }
+
+    #[test]
+    fn maximum_propagates_nan() {
+        let nan = f32::NAN.to_bits();
+        let out = one(
+            BinaryOp::Maximum,
+            DType::Float32,
+            (nan, DType::Float32),
+            (1f32.to_bits(), DType::Float32),
+        );
+        assert!(f32::from_bits(out).is_nan());
+    }
+
+    #[test]
+    fn integer_power_squares_and_truncates_negative_exponents() {
+        assert_eq!(integer_power(3i32, 4), 81);
+        assert_eq!(integer_power(2i32, 31), i32::MIN);
+        assert_eq!(integer_power(-1i32, -3), -1);
+        assert_eq!(integer_power(5i32, -1), 0);
+        assert_eq!(integer_power(7u32, 0), 1);
+    }
+
+    #[test]
+    fn comparisons_give_bool_words() {
+        let out = one(
+            BinaryOp::Less,
             DType::Float32,
             ((-2i32) as u32, DType::Int32),
-            (half, DType::Float32),
+            (0.5f32.to_bits(), DType::Float32),
         );
-        assert_eq!(out, words(&[-1.5]));
+        assert_eq!(out, 1);
+    }
+
+    #[test]
+    fn bool_arithmetic_is_cs() {
+        assert_eq!(
+            one(
+                BinaryOp::Add,
+                DType::Bool,
+                (1, DType::Bool),
+                (1, DType::Bool)
+            ),
+            1
+        );
+        assert_eq!(
+            one(
+                BinaryOp::Subtract,
+                DType::Bool,
+                (0, DType::Bool),
+                (1, DType::Bool)
+            ),
+            1
+        );
+        assert_eq!(
+            one(
+                BinaryOp::Multiply,
+                DType::Bool,
+                (1, DType::Bool),
+                (0, DType::Bool)
+            ),
+            0
+        );
     }
 }

@@ -3,29 +3,69 @@
 
 pub mod binary;
 pub mod cast;
+pub mod elementwise;
+pub mod select;
+pub mod unary;
 
 use crate::array::Array;
-use crate::primitive::Primitive;
-use crate::shape::contiguous_broadcast_strides;
+use crate::dtype::promote;
+use crate::error::Result;
+use crate::primitive::{Primitive, UnaryOp};
+use crate::shape::Layout;
+use cast::Operand;
 
-/// Computes `node` from its inputs' host words and returns its words.
-pub fn eval(node: &Array, inputs: &[Array], words: &[std::rc::Rc<Vec<u32>>]) -> Vec<u32> {
+/// An input's host words and layout.
+pub struct HostInput<'a> {
+    pub words: &'a [u32],
+    pub layout: &'a Layout,
+}
+
+/// Computes `node` from its inputs' host data and returns its words, row-major.
+pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u32>> {
     // Unevaluated nodes always have a primitive: only arrays made from data lack one.
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
-    match primitive {
-        Primitive::Binary(op) => {
-            let strides: Vec<Vec<isize>> = inputs
-                .iter()
-                .map(|x| contiguous_broadcast_strides(x.shape(), node.shape()))
-                .collect();
-            let operand = |k: usize| binary::Operand {
-                words: &words[k],
-                dtype: inputs[k].dtype(),
-                strides: &strides[k],
-            };
-            binary::binary(op, node.dtype(), node.shape(), operand(0), operand(1))
-        }
+    if let Primitive::View(_) = primitive {
+        // A view that cannot share its input's storage: copy the input row-major.
+        return contiguous(&inputs[0], &host[0]);
     }
+    let shape = node.shape();
+    let strides: Vec<Vec<isize>> = inputs
+        .iter()
+        .zip(host)
+        .map(|(x, h)| h.layout.broadcast(x.shape(), shape))
+        .collect();
+    let operand = |k: usize| Operand {
+        words: host[k].words,
+        dtype: inputs[k].dtype(),
+        strides: &strides[k],
+        offset: host[k].layout.offset,
+    };
+    match primitive {
+        Primitive::Unary(op) => unary::unary(op, node.dtype(), shape, operand(0)),
+        Primitive::Binary(op) => {
+            let promoted = promote(inputs[0].dtype(), inputs[1].dtype());
+            Ok(binary::binary(op, promoted, shape, operand(0), operand(1)))
+        }
+        Primitive::Where => Ok(select::select(
+            node.dtype(),
+            shape,
+            operand(0),
+            operand(1),
+            operand(2),
+        )),
+        Primitive::View(_) => unreachable!("handled above"),
+    }
+}
+
+/// An input's elements, row-major, in its own dtype.
+pub fn contiguous(input: &Array, host: &HostInput) -> Result<Vec<u32>> {
+    let x = Operand {
+        words: host.words,
+        dtype: input.dtype(),
+        strides: &host.layout.strides,
+        offset: host.layout.offset,
+    };
+    unary::unary(UnaryOp::Cast, input.dtype(), input.shape(), x)
 }

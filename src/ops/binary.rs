@@ -1,4 +1,5 @@
-//! Elementwise binary ops with NumPy broadcasting and MLX's dtype promotion.
+//! Elementwise binary ops with NumPy broadcasting and MLX's dtype promotion, and the ops built
+//! on them: `where` and `clip`.
 
 use crate::array::Array;
 use crate::dtype::promote;
@@ -7,26 +8,57 @@ use crate::primitive::{BinaryOp, Primitive};
 use crate::shape::broadcast_shapes;
 use crate::stream::Device;
 
-/// `a + b`, broadcast, on `device`.
+/// `op(a, b)`, broadcast, on `device`.
 ///
 /// ```
-/// use tandem::{Array, Device, ops::add};
+/// use tandem::{Array, DType, Device, ops::binary, primitive::BinaryOp};
 /// let a = Array::from_f32(&[1.0, 2.0], &[2, 1]).unwrap();
 /// let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3]).unwrap();
-/// assert_eq!(add(&a, &b, Device::Cpu).unwrap().shape(), &[2, 3]);
+/// let c = binary(BinaryOp::Less, &a, &b, Device::Cpu).unwrap();
+/// assert_eq!((c.shape(), c.dtype()), (&[2, 3][..], DType::Bool));
 /// ```
-pub fn add(a: &Array, b: &Array, device: Device) -> Result<Array> {
-    binary(BinaryOp::Add, a, b, device)
-}
-
-fn binary(op: BinaryOp, a: &Array, b: &Array, device: Device) -> Result<Array> {
+pub fn binary(op: BinaryOp, a: &Array, b: &Array, device: Device) -> Result<Array> {
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
-    let dtype = promote(a.dtype(), b.dtype());
+    let dtype = op.out_dtype(promote(a.dtype(), b.dtype()));
+    let inputs = vec![a.clone(), b.clone()];
     Ok(Array::from_primitive(
         Primitive::Binary(op),
-        vec![a.clone(), b.clone()],
+        inputs,
         shape,
         dtype,
         device,
     ))
+}
+
+/// `a + b`.
+pub fn add(a: &Array, b: &Array, device: Device) -> Result<Array> {
+    binary(BinaryOp::Add, a, b, device)
+}
+
+/// `cond ? x : y` elementwise, all three broadcast together; the result has `x` and `y`'s
+/// promoted dtype.
+pub fn where_(cond: &Array, x: &Array, y: &Array, device: Device) -> Result<Array> {
+    let xy = broadcast_shapes("where", x.shape(), y.shape())?;
+    let shape = broadcast_shapes("where", cond.shape(), &xy)?;
+    let dtype = promote(x.dtype(), y.dtype());
+    let inputs = vec![cond.clone(), x.clone(), y.clone()];
+    Ok(Array::from_primitive(
+        Primitive::Where,
+        inputs,
+        shape,
+        dtype,
+        device,
+    ))
+}
+
+/// `minimum(maximum(x, lo), hi)`, as MLX defines `clip`; NaN propagates.
+pub fn clip(x: &Array, lo: Option<&Array>, hi: Option<&Array>, device: Device) -> Result<Array> {
+    let low = match lo {
+        Some(lo) => binary(BinaryOp::Maximum, x, lo, device)?,
+        None => x.clone(),
+    };
+    match hi {
+        Some(hi) => binary(BinaryOp::Minimum, &low, hi, device),
+        None => Ok(low),
+    }
 }

@@ -2,5 +2,9 @@
 //! compute nothing.
 
 pub mod binary;
+pub mod shape;
+pub mod unary;
 
-pub use binary::add;
+pub use binary::{add, binary, clip, where_};
+pub use shape::{broadcast_to, expand_dims, flatten, reshape, slice, squeeze, transpose};
+pub use unary::{astype, unary};

@@ -1,62 +1,89 @@
-//! GPU dispatch per op family: each module picks the kernel, binds the buffers and records the
-//! dispatch into the open [`crate::gpu::encoder::CommandBatch`].
+//! GPU dispatch per op family: each module picks the kernel and its specialization, and
+//! [`elementwise::dispatch`] binds the buffers and records the dispatch into the open
+//! [`crate::gpu::encoder::CommandBatch`].
 
 pub mod binary;
+pub mod elementwise;
+pub mod select;
+pub mod unary;
 
 use crate::array::Array;
+use crate::dtype::promote;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::CommandBatch;
-use crate::primitive::Primitive;
-use crate::shape::contiguous_broadcast_strides;
+use crate::primitive::{Primitive, UnaryOp};
+use crate::shape::Layout;
+use elementwise::Operand;
 
-/// Records the dispatch that computes `node` from its inputs' buffers and returns the output
-/// buffer.
+/// Threads per workgroup of the elementwise kernels.
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// An input's GPU buffer and layout.
+pub struct GpuInput<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    pub layout: &'a Layout,
+}
+
+/// Records the dispatch that computes `node` from its inputs and returns the output buffer.
 pub fn eval(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     node: &Array,
     inputs: &[Array],
-    buffers: &[wgpu::Buffer],
+    data: &[GpuInput],
 ) -> Result<wgpu::Buffer> {
     // Unevaluated nodes always have a primitive: only arrays made from data lack one.
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
-    match primitive {
+    if let Primitive::View(_) = primitive {
+        // A view that cannot share its input's storage: copy the input row-major.
+        let (input, dtype) = (&inputs[0], inputs[0].dtype());
+        let copy = Operand {
+            buffer: data[0].buffer,
+            strides: data[0].layout.strides.clone(),
+            offset: data[0].layout.offset,
+        };
+        let key = unary::key(UnaryOp::Cast, dtype, dtype);
+        let source = || unary::source(UnaryOp::Cast, dtype, dtype);
+        return elementwise::dispatch(gpu, batch, &key, source, input.shape(), &[copy]);
+    }
+    let shape = node.shape();
+    let operands: Vec<Operand> = inputs
+        .iter()
+        .zip(data)
+        .map(|(x, d)| Operand {
+            buffer: d.buffer,
+            strides: d.layout.broadcast(x.shape(), shape),
+            offset: d.layout.offset,
+        })
+        .collect();
+    let dtypes: Vec<_> = inputs.iter().map(Array::dtype).collect();
+    let out = node.dtype();
+    let (key, source): (String, Box<dyn FnOnce() -> String>) = match primitive {
+        Primitive::Unary(op) => (
+            unary::key(op, dtypes[0], out),
+            Box::new(move || unary::source(op, dtypes[0], out)),
+        ),
         Primitive::Binary(op) => {
-            let strides: Vec<Vec<isize>> = inputs
-                .iter()
-                .map(|x| contiguous_broadcast_strides(x.shape(), node.shape()))
-                .collect();
-            let operand = |k: usize| binary::Operand {
-                buffer: &buffers[k],
-                dtype: inputs[k].dtype(),
-                strides: &strides[k],
-            };
-            binary::dispatch(
-                gpu,
-                batch,
-                op,
-                node.dtype(),
-                node.shape(),
-                operand(0),
-                operand(1),
+            let promoted = promote(dtypes[0], dtypes[1]);
+            let key = binary::key(op, dtypes[0], dtypes[1], promoted);
+            (
+                key,
+                Box::new(move || binary::source(op, dtypes[0], dtypes[1], promoted)),
             )
         }
-    }
-}
-
-/// Threads per workgroup of the elementwise kernels.
-pub const WORKGROUP_SIZE: u32 = 256;
-
-/// The WGSL scalar type that stores a dtype (bool is stored as a 0/1 `u32`).
-pub fn wgsl_type(dtype: crate::DType) -> &'static str {
-    match dtype {
-        crate::DType::Float32 => "f32",
-        crate::DType::Int32 => "i32",
-        crate::DType::Uint32 | crate::DType::Bool => "u32",
-    }
+        Primitive::Where => {
+            let (c, x, y) = (dtypes[0], dtypes[1], dtypes[2]);
+            (
+                select::key(c, x, y, out),
+                Box::new(move || select::source(c, x, y, out)),
+            )
+        }
+        Primitive::View(_) => unreachable!("handled above"),
+    };
+    elementwise::dispatch(gpu, batch, &key, source, shape, &operands)
 }
 
 /// The workgroup grid for `threads` one-element threads: x is capped at the per-dimension limit

@@ -1,0 +1,53 @@
+// Shared prelude of the elementwise kernels (unary, binary, where).
+//
+// Binding 0 is the `Dims` uniform: the output's element count and shape (up to 8 axes after
+// collapsing), and each operand's offset and strides over that shape. A thread finds its
+// operands' elements by peeling its output index into coordinates, innermost axis first.
+// Workgroup: 256 threads, one output element each; the grid is 2-D so that more than
+// 65535 workgroups fit in one dispatch.
+
+struct Dims {
+    len: u32,
+    rank: u32,
+    offsets: vec3<u32>,
+    // Up to 8 axes, innermost last; vec4 because uniform arrays have a 16-byte stride.
+    shape: array<vec4<u32>, 2>,
+    // Operand k's stride on axis d is strides[2 * k + d / 4][d % 4].
+    strides: array<vec4<i32>, 6>,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+
+fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return gid.y * groups.x * 256u + gid.x;
+}
+
+// The element offset of each of (up to) three operands for output element `index`.
+fn operand_offsets(index: u32) -> vec3<i32> {
+    var rest = index;
+    var at = vec3<i32>(dims.offsets);
+    for (var d = i32(dims.rank) - 1; d >= 0; d--) {
+        let extent = dims.shape[d / 4][d % 4];
+        let i = i32(rest % extent);
+        rest = rest / extent;
+        let q = d / 4;
+        let r = d % 4;
+        at += i * vec3<i32>(dims.strides[q][r], dims.strides[2 + q][r], dims.strides[4 + q][r]);
+    }
+    return at;
+}
+
+// Float to integer conversions with the CPU's (Rust `as`) rules: truncate toward zero,
+// saturate at the type's range, and NaN to 0. WGSL leaves out-of-range conversions undefined.
+fn f32_to_i32(x: f32) -> i32 {
+    if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return 0; }
+    if (x >= 2147483648.0) { return 2147483647; }
+    if (x <= -2147483648.0) { return -2147483647 - 1; }
+    return i32(x);
+}
+
+fn f32_to_u32(x: f32) -> u32 {
+    if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u || x <= 0.0) { return 0u; }
+    if (x >= 4294967296.0) { return 4294967295u; }
+    return u32(x);
+}

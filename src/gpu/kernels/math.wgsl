@@ -1,0 +1,303 @@
+// Accurate float32 math for the elementwise kernels.
+//
+// WGSL's built-ins promise little: Vulkan allows sin and cos an absolute error of 2^-11 on
+// [-pi, pi] only, and exp 3 + 2|x| ULP. These functions range-reduce and evaluate polynomials
+// themselves, to about 1e-6 relative over the whole float32 range (subnormal results may be
+// flushed to zero). NaN and infinity are tested on the bits, since compilers may assume that
+// `x != x` is false.
+
+const LOG2E: f32 = 1.442695040888963;
+// ln 2 split so that k * LN2_HI is exact for |k| < 2^9.
+const LN2_HI: f32 = 0.693145751953125;
+const LN2_LO: f32 = 1.4286068203094173e-06;
+const HALF_PI: f32 = 1.5707963267948966;
+const QUARTER_PI: f32 = 0.7853981633974483;
+const TWO_OVER_SQRT_PI: f32 = 1.1283791670955126;
+
+// 2/pi to 256 bits, most significant word first (for Payne-Hanek reduction).
+const TWO_OVER_PI = array<u32, 8>(0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
+
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
+fn with_sign_of(v: f32, s: f32) -> f32 {
+    return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
+}
+
+// e^r - 1 for |r| <= ln2 / 2: Taylor to degree 8, relative error under 1e-9.
+fn expm1_small(r: f32) -> f32 {
+    let p = 1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0 + r * (1.0 / 40320.0)));
+    return r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * p))));
+}
+
+fn exp_acc(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    if (x > 88.72284) { return inf_f32(); }
+    if (x < -103.97208) { return 0.0; }
+    let k = round(x * LOG2E);
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let p = 1.0 + expm1_small(r);
+    // Two steps keep each exponent within ldexp's defined range.
+    let n = i32(k);
+    let half = n / 2;
+    return ldexp(ldexp(p, half), n - half);
+}
+
+fn expm1_acc(x: f32) -> f32 {
+    if (abs(x) < 0.34657359) { return expm1_small(x); }
+    if (x < -17.0) { return -1.0; }
+    return exp_acc(x) - 1.0;
+}
+
+fn log_acc(x: f32) -> f32 {
+    if (is_nan(x) || x < 0.0) { return nan_f32(); }
+    if (x == 0.0) { return -inf_f32(); }
+    if (is_inf(x)) { return x; }
+    let parts = frexp(x);
+    var m = parts.fract;
+    var e = parts.exp;
+    if (m < 0.70710678) {
+        m = m * 2.0;
+        e = e - 1;
+    }
+    // log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172.
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let s2 = s * s;
+    let tail = s2 * (2.0 / 3.0 + s2 * (2.0 / 5.0 + s2 * (2.0 / 7.0 + s2 * (2.0 / 9.0 + s2 * (2.0 / 11.0)))));
+    let ef = f32(e);
+    return ef * LN2_HI + (ef * LN2_LO + (2.0 * s + s * tail));
+}
+
+fn log1p_acc(x: f32) -> f32 {
+    if (is_nan(x) || x < -1.0) { return nan_f32(); }
+    if (x == -1.0) { return -inf_f32(); }
+    if (is_inf(x)) { return x; }
+    let u = 1.0 + x;
+    if (u == 1.0) { return x; }
+    // Corrects the rounding of 1 + x (Goldberg's method).
+    return log_acc(u) * (x / (u - 1.0));
+}
+
+// 32 x 32 -> 64-bit product as (low, high) words.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let lo = (p00 & 0xffffu) | (mid << 16u);
+    let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+    return vec2<u32>(lo, hi);
+}
+
+// 32 bits of 2/pi starting `bit` bits after the binary point.
+fn two_over_pi_bits(bit: u32) -> u32 {
+    let w = bit / 32u;
+    let s = bit % 32u;
+    if (s == 0u) { return TWO_OVER_PI[w]; }
+    return (TWO_OVER_PI[w] << s) | (TWO_OVER_PI[w + 1u] >> (32u - s));
+}
+
+// 32 bits of the 128-bit number p starting at bit `lo` (bits past the top read as zero).
+fn bits_at(p: array<u32, 4>, lo: u32) -> u32 {
+    let w = lo / 32u;
+    let s = lo % 32u;
+    var v = p[w] >> s;
+    if (s != 0u && w < 3u) {
+        v = v | (p[w + 1u] << (32u - s));
+    }
+    return v;
+}
+
+struct Reduced {
+    r: f32,   // |x| - q * pi/2, in [-pi/4, pi/4]
+    q: u32,   // the quadrant, mod 4
+}
+
+// Payne-Hanek reduction of a finite a = |x| >= pi/4: multiplies the 24-bit significand by a
+// 96-bit window of 2/pi chosen by the exponent, so the result is exact to ~2^-60 whatever the
+// size of a.
+fn reduce_half_pi(a: f32) -> Reduced {
+    let bits = bitcast<u32>(a);
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    let e = i32(bits >> 23u) - 150;
+    // Bits of 2/pi worth 4 or more units of a * 2/pi only add multiples of 4: skip them.
+    let skip = u32(max(e - 2, 0));
+    let shift = u32(select(96 - e, 94, e >= 2));
+    let w0 = two_over_pi_bits(skip);
+    let w1 = two_over_pi_bits(skip + 32u);
+    let w2 = two_over_pi_bits(skip + 64u);
+    // p = m * (w0:w1:w2), a 120-bit integer; a * 2/pi = p / 2^shift (mod 4).
+    let t2 = mul_wide(m, w2);
+    let t1 = mul_wide(m, w1);
+    let t0 = mul_wide(m, w0);
+    let s1 = t1.x + t2.y;
+    let c1 = select(0u, 1u, s1 < t2.y);
+    let s0 = t0.x + t1.y + c1;
+    let c0 = select(0u, 1u, s0 < t0.x);
+    let p = array<u32, 4>(t2.x, s1, s0, t0.y + c0);
+    var q = bits_at(p, shift) & 3u;
+    var hi = bits_at(p, shift - 32u);
+    var lo = bits_at(p, shift - 64u);
+    var negative = false;
+    if ((hi & 0x80000000u) != 0u) {
+        // Fraction >= 1/2: round to the next quadrant and take 1 - fraction.
+        q = (q + 1u) & 3u;
+        hi = ~hi;
+        lo = ~lo;
+        negative = true;
+    }
+    // The fraction as hi:lo / 2^64, normalized so its float keeps 24 significant bits.
+    let z = countLeadingZeros(hi);
+    var top = hi;
+    var below = 32u + z;
+    if (z == 32u) {
+        top = lo;
+        below = 64u;
+    } else if (z != 0u) {
+        top = (hi << z) | (lo >> (32u - z));
+    }
+    let fraction = ldexp(f32(top), -i32(below));
+    let r = fraction * HALF_PI;
+    return Reduced(select(r, -r, negative), q);
+}
+
+// |x| reduced to [-pi/4, pi/4] and its quadrant; small arguments pass through.
+fn reduce(a: f32) -> Reduced {
+    if (a <= QUARTER_PI) { return Reduced(a, 0u); }
+    return reduce_half_pi(a);
+}
+
+fn sin_poly(r: f32) -> f32 {
+    let r2 = r * r;
+    return r + r * r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362880.0))));
+}
+
+fn cos_poly(r: f32) -> f32 {
+    let r2 = r * r;
+    return 1.0 + r2 * (-0.5 + r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (1.0 / 40320.0 + r2 * (-1.0 / 3628800.0)))));
+}
+
+fn sin_acc(x: f32) -> f32 {
+    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    let t = reduce(abs(x));
+    var v: f32;
+    switch t.q {
+        case 0u: { v = sin_poly(t.r); }
+        case 1u: { v = cos_poly(t.r); }
+        case 2u: { v = -sin_poly(t.r); }
+        default: { v = -cos_poly(t.r); }
+    }
+    return select(v, -v, x < 0.0);
+}
+
+fn cos_acc(x: f32) -> f32 {
+    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    let t = reduce(abs(x));
+    switch t.q {
+        case 0u: { return cos_poly(t.r); }
+        case 1u: { return -sin_poly(t.r); }
+        case 2u: { return -cos_poly(t.r); }
+        default: { return sin_poly(t.r); }
+    }
+}
+
+fn tan_acc(x: f32) -> f32 {
+    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    let t = reduce(abs(x));
+    var v = sin_poly(t.r) / cos_poly(t.r);
+    if ((t.q & 1u) == 1u) {
+        v = -cos_poly(t.r) / sin_poly(t.r);
+    }
+    return select(v, -v, x < 0.0);
+}
+
+fn tanh_acc(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    let a = abs(x);
+    if (a > 9.1) { return with_sign_of(1.0, x); }
+    let e = expm1_acc(2.0 * a);
+    return with_sign_of(e / (e + 2.0), x);
+}
+
+fn sigmoid_acc(x: f32) -> f32 {
+    return 1.0 / (1.0 + exp_acc(-x));
+}
+
+// erfc for z >= 0 (Numerical Recipes' erfcc): relative error under 1.2e-7 everywhere.
+fn erfc_pos(z: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
+        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    return t * exp_acc(-z * z + poly);
+}
+
+fn erf_acc(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    let a = abs(x);
+    if (a < 0.5) {
+        // Maclaurin series; the terms fall by more than 20x each.
+        let x2 = x * x;
+        return TWO_OVER_SQRT_PI * x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (1.0 / 10.0 + x2 * (-1.0 / 42.0
+            + x2 * (1.0 / 216.0 + x2 * (-1.0 / 1320.0 + x2 * (1.0 / 9360.0)))))));
+    }
+    return with_sign_of(1.0 - erfc_pos(a), x);
+}
+
+// x * Phi(x): for negative x, erfc avoids the cancellation in 1 + erf(x / sqrt 2).
+fn gelu_acc(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    let z = x * 0.7071067811865476;
+    if (x >= 0.0) { return 0.5 * x * (1.0 + erf_acc(z)); }
+    return 0.5 * x * erfc_pos(-z);
+}
+
+fn pow_acc(x: f32, y: f32) -> f32 {
+    if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (is_nan(x) || is_nan(y)) { return nan_f32(); }
+    let y_is_int = floor(y) == y;
+    let y_is_odd = y_is_int && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
+    if (x == 0.0) {
+        let magnitude = select(0.0, inf_f32(), y < 0.0);
+        return select(magnitude, with_sign_of(magnitude, x), y_is_odd);
+    }
+    if (x < 0.0 && !y_is_int) { return nan_f32(); }
+    let magnitude = exp_acc(y * log_acc(abs(x)));
+    return select(magnitude, -magnitude, x < 0.0 && y_is_odd);
+}
+
+// Integer powers by squaring, wrapping like the CPU kernels. A negative exponent gives the
+// integer part of the exact result: 1 for base 1, +-1 for base -1, else 0.
+fn ipow_i32(base: i32, exponent: i32) -> i32 {
+    if (exponent < 0) {
+        if (base == 1) { return 1; }
+        if (base == -1) { return select(1, -1, (exponent & 1) == 1); }
+        return 0;
+    }
+    var result = 1;
+    var b = base;
+    var e = exponent;
+    while (e != 0) {
+        if ((e & 1) == 1) { result = result * b; }
+        b = b * b;
+        e = e >> 1u;
+    }
+    return result;
+}
+
+fn ipow_u32(base: u32, exponent: u32) -> u32 {
+    var result = 1u;
+    var b = base;
+    var e = exponent;
+    while (e != 0u) {
+        if ((e & 1u) == 1u) { result = result * b; }
+        b = b * b;
+        e = e >> 1u;
+    }
+    return result;
+}

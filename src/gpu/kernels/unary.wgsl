@@ -1,0 +1,18 @@
+// Elementwise unary op: out[i] = op(x[...]) over a strided input.
+//
+// Prepended by the host: elementwise.wgsl, math.wgsl, and a header defining
+//   alias In = ...; alias Out = ...; fn op(x: In) -> Out { ... }
+// Bindings: 0 dims (uniform, see elementwise.wgsl), 1 x (read), 2 out (read_write).
+// Workgroup: 256 threads, one output element each.
+
+@group(0) @binding(1) var<storage, read> x: array<In>;
+@group(0) @binding(2) var<storage, read_write> out: array<Out>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let index = thread_index(gid, groups);
+    if (index >= dims.len) {
+        return;
+    }
+    out[index] = op(x[operand_offsets(index).x]);
+}

@@ -1,0 +1,175 @@
+//! Dispatch of the elementwise kernels (unary, binary, where): one thread per output element,
+//! operands read through their strides, all described by one `Dims` uniform
+//! (`kernels/elementwise.wgsl`).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::gpu::GpuContext;
+use crate::gpu::encoder::{CommandBatch, create_storage, uniform_words};
+use crate::gpu::ops::grid_for;
+use crate::shape::{collapse_dims, numel};
+
+pub const PRELUDE: &str = include_str!("../kernels/elementwise.wgsl");
+pub const MATH: &str = include_str!("../kernels/math.wgsl");
+
+/// The most axes the kernels walk; broadcasts collapse to far fewer in practice.
+const MAX_RANK: usize = 8;
+/// The most operands a kernel reads.
+const MAX_OPERANDS: usize = 3;
+
+/// One operand: its buffer and its offset and strides over the output shape.
+pub struct Operand<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    pub strides: Vec<isize>,
+    pub offset: usize,
+}
+
+/// Records one elementwise dispatch over `shape` and returns the output buffer. `key` names
+/// the pipeline; `source` builds its WGSL on first use.
+pub fn dispatch(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    key: &str,
+    source: impl FnOnce() -> String,
+    shape: &[usize],
+    operands: &[Operand],
+) -> Result<wgpu::Buffer> {
+    let len = numel(shape);
+    let out = create_storage(gpu, len)?;
+    if len == 0 {
+        return Ok(out);
+    }
+    let pipeline = gpu.pipelines.get_or_create(&gpu.device, key, source);
+    let strides: Vec<&[isize]> = operands.iter().map(|o| &o.strides[..]).collect();
+    let offsets: Vec<usize> = operands.iter().map(|o| o.offset).collect();
+    let params = uniform_words(gpu, &dims_words(key, shape, &strides, &offsets)?);
+    let mut entries = vec![entry(0, &params)];
+    entries.extend(
+        operands
+            .iter()
+            .enumerate()
+            .map(|(k, o)| entry(k as u32 + 1, o.buffer)),
+    );
+    entries.push(entry(operands.len() as u32 + 1, &out));
+    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(key),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
+    let mut pass = batch
+        .encoder()
+        .begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(key),
+            timestamp_writes: None,
+        });
+    pass.set_pipeline(&pipeline);
+    pass.set_bind_group(0, &bind_group, &[]);
+    pass.dispatch_workgroups(x, y, 1);
+    drop(pass);
+    Ok(out)
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+/// The `Dims` uniform: len, rank, two pad words, three offsets and a pad, the shape padded to
+/// 8 axes, then each of three operands' strides padded to 8 (absent operands read stride 0).
+fn dims_words(
+    key: &str,
+    shape: &[usize],
+    strides: &[&[isize]],
+    offsets: &[usize],
+) -> Result<Vec<u32>> {
+    let zeros = vec![0isize; shape.len()];
+    let all: [&[isize]; MAX_OPERANDS] =
+        std::array::from_fn(|k| strides.get(k).copied().unwrap_or(&zeros));
+    let (dims, collapsed) = collapse_dims(shape, all);
+    if dims.len() > MAX_RANK {
+        return Err(Error::Shape(format!(
+            "{key}: the GPU kernel walks at most {MAX_RANK} axes, and this broadcast needs {}",
+            dims.len()
+        )));
+    }
+    let offset = |k: usize| offsets.get(k).map_or(0, |&o| o as u32);
+    let header = [
+        numel(shape) as u32,
+        dims.len() as u32,
+        0,
+        0,
+        offset(0),
+        offset(1),
+        offset(2),
+        0,
+    ];
+    let mut words = header.to_vec();
+    words.extend(padded(dims.iter().map(|&d| d as u32)));
+    for s in &collapsed {
+        words.extend(padded(s.iter().map(|&v| v as i32 as u32)));
+    }
+    Ok(words)
+}
+
+fn padded(values: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = values.collect();
+    v.resize(MAX_RANK, 0);
+    v
+}
+
+/// The WGSL scalar type that stores a dtype (bool is stored as a 0/1 `u32`).
+pub fn wgsl_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::Float32 => "f32",
+        DType::Int32 => "i32",
+        DType::Uint32 | DType::Bool => "u32",
+    }
+}
+
+/// A WGSL expression converting `expr` from one dtype to another, with the CPU kernels' rules
+/// (`cpu/cast.rs`): float to integer truncates and saturates, integers reinterpret, and
+/// anything to bool tests for non-zero.
+pub fn convert(expr: &str, from: DType, to: DType) -> String {
+    match (from, to) {
+        _ if from == to => expr.to_string(),
+        // On the bits: compilers may fold `x != 0.0` to false for NaN.
+        (DType::Float32, DType::Bool) => {
+            format!("select(0u, 1u, (bitcast<u32>({expr}) & 0x7fffffffu) != 0u)")
+        }
+        (DType::Int32, DType::Bool) => format!("select(0u, 1u, {expr} != 0i)"),
+        (_, DType::Bool) => format!("select(0u, 1u, {expr} != 0u)"),
+        (DType::Uint32 | DType::Bool, DType::Uint32) => expr.to_string(),
+        (DType::Float32, DType::Int32) => format!("f32_to_i32({expr})"),
+        (DType::Float32, DType::Uint32) => format!("f32_to_u32({expr})"),
+        (_, to) => format!("{}({expr})", wgsl_type(to)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_uniform_matches_the_wgsl_struct() {
+        let words = dims_words("t", &[2, 3], &[&[3, 1], &[0, 1]], &[0, 5]).unwrap();
+        assert_eq!(words.len() * 4, 160);
+        assert_eq!(&words[..2], &[6, 2]);
+        assert_eq!(&words[4..6], &[0, 5]);
+        assert_eq!(&words[8..10], &[2, 3]);
+        assert_eq!(&words[16..18], &[3, 1]);
+        assert_eq!(&words[24..26], &[0, 1]);
+    }
+
+    #[test]
+    fn conversions_follow_the_cpu_rules() {
+        assert_eq!(
+            convert("x", DType::Float32, DType::Bool),
+            "select(0u, 1u, x != 0.0)"
+        );
+        assert_eq!(convert("x", DType::Int32, DType::Float32), "f32(x)");
+        assert_eq!(convert("x", DType::Bool, DType::Uint32), "x");
+    }
+}

@@ -1,0 +1,31 @@
+//! The WGSL of `where` (`kernels/where.wgsl`).
+
+use crate::dtype::DType;
+use crate::gpu::ops::elementwise::{PRELUDE, convert, wgsl_type};
+
+const KERNEL: &str = include_str!("../kernels/where.wgsl");
+
+/// The pipeline key for operands of these dtypes and an output of `out`.
+pub fn key(cond: DType, x: DType, y: DType, out: DType) -> String {
+    format!(
+        "where:{}:{}:{}:{}",
+        cond.name(),
+        x.name(),
+        y.name(),
+        out.name()
+    )
+}
+
+/// The kernel's full source.
+pub fn source(cond: DType, x: DType, y: DType, out: DType) -> String {
+    format!(
+        "alias Cond = {};\nalias X = {};\nalias Y = {};\nalias Out = {};\nfn pick(c: Cond, a: X, b: Y) -> Out {{\n    return select({}, {}, {} != 0u);\n}}\n{PRELUDE}\n{KERNEL}",
+        wgsl_type(cond),
+        wgsl_type(x),
+        wgsl_type(y),
+        wgsl_type(out),
+        convert("b", y, out),
+        convert("a", x, out),
+        convert("c", cond, DType::Bool),
+    )
+}

@@ -1,0 +1,76 @@
+//! The WGSL of unary ops (`kernels/unary.wgsl`): the header that defines `op` per op and dtype.
+
+use crate::dtype::DType;
+use crate::gpu::ops::elementwise::{MATH, PRELUDE, convert, wgsl_type};
+use crate::primitive::UnaryOp;
+
+const KERNEL: &str = include_str!("../kernels/unary.wgsl");
+
+/// The pipeline key of `op` from `input` to `out`.
+pub fn key(op: UnaryOp, input: DType, out: DType) -> String {
+    format!("unary:{}:{}:{}", op.name(), input.name(), out.name())
+}
+
+/// The kernel's full source.
+pub fn source(op: UnaryOp, input: DType, out: DType) -> String {
+    let compute = if op == UnaryOp::LogicalNot {
+        DType::Bool
+    } else {
+        out
+    };
+    let result = convert(expression(op, compute), compute, out);
+    format!(
+        "alias In = {};\nalias Out = {};\nfn op(x_in: In) -> Out {{\n    let x = {};\n    return {result};\n}}\n{PRELUDE}\n{MATH}\n{KERNEL}",
+        wgsl_type(input),
+        wgsl_type(out),
+        convert("x_in", input, compute),
+    )
+}
+
+/// `op(x)` for `x` of the compute dtype. Op builders reject the pairs that fall through.
+fn expression(op: UnaryOp, compute: DType) -> &'static str {
+    use UnaryOp::*;
+    match (compute, op) {
+        (_, Cast) => "x",
+        (DType::Float32, _) => float_expression(op),
+        (DType::Int32, Abs) => "abs(x)",
+        (DType::Int32, Neg) => "-x",
+        (DType::Int32, Sign) => "sign(x)",
+        (DType::Int32, Relu) => "max(x, 0i)",
+        (DType::Uint32, Neg) => "0u - x",
+        (DType::Uint32, Sign) => "select(0u, 1u, x > 0u)",
+        (DType::Int32 | DType::Uint32, Square) => "x * x",
+        (DType::Bool, LogicalNot) => "x ^ 1u",
+        // abs of unsigned, relu of unsigned, and rounding of integers and bools keep x.
+        _ => "x",
+    }
+}
+
+fn float_expression(op: UnaryOp) -> &'static str {
+    use UnaryOp::*;
+    match op {
+        Abs => "abs(x)",
+        Neg => "-x",
+        Sign => "select(select(x, -1.0, x < 0.0), 1.0, x > 0.0)",
+        Square => "x * x",
+        Sqrt => "sqrt(x)",
+        Rsqrt => "inverseSqrt(x)",
+        Exp => "exp_acc(x)",
+        Expm1 => "expm1_acc(x)",
+        Log => "log_acc(x)",
+        Log1p => "log1p_acc(x)",
+        Sin => "sin_acc(x)",
+        Cos => "cos_acc(x)",
+        Tan => "tan_acc(x)",
+        Tanh => "tanh_acc(x)",
+        Sigmoid => "sigmoid_acc(x)",
+        Relu => "select(max(x, 0.0), x, is_nan(x))",
+        Gelu => "gelu_acc(x)",
+        Erf => "erf_acc(x)",
+        Floor => "floor(x)",
+        Ceil => "ceil(x)",
+        Round => "round(x)",
+        Reciprocal => "1.0 / x",
+        LogicalNot | Cast => "x",
+    }
+}

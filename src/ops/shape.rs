@@ -1,0 +1,169 @@
+//! Shape ops. Each is a view of its input's storage where the layout allows (see
+//! `primitive::View`); only a reshape of a non-contiguous array copies.
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::primitive::{Primitive, View};
+use crate::shape::{broadcast_shapes, fmt_shape, normalize_axes, normalize_slice_axis, numel};
+use crate::stream::Device;
+
+fn view(x: &Array, view: View, shape: Vec<usize>, device: Device) -> Array {
+    Array::from_primitive(
+        Primitive::View(view),
+        vec![x.clone()],
+        shape,
+        x.dtype(),
+        device,
+    )
+}
+
+/// `x` with `shape`; one entry may be -1 and is inferred.
+pub fn reshape(x: &Array, shape: &[isize], device: Device) -> Result<Array> {
+    let known: usize = shape
+        .iter()
+        .filter(|&&d| d >= 0)
+        .map(|&d| d as usize)
+        .product();
+    let inferred = shape.iter().filter(|&&d| d == -1).count();
+    let bad = |why: &str| {
+        Error::Shape(format!(
+            "reshape: cannot reshape an array of shape {} ({} elements) to {shape:?}: {why}",
+            fmt_shape(x.shape()),
+            x.size()
+        ))
+    };
+    if shape.iter().any(|&d| d < -1) || inferred > 1 {
+        return Err(bad("only one -1 is allowed and no other negative size"));
+    }
+    let new_shape: Vec<usize> = if inferred == 1 {
+        if known == 0 || x.size() % known != 0 {
+            return Err(bad("the sizes do not divide the element count"));
+        }
+        shape
+            .iter()
+            .map(|&d| {
+                if d == -1 {
+                    x.size() / known
+                } else {
+                    d as usize
+                }
+            })
+            .collect()
+    } else {
+        shape.iter().map(|&d| d as usize).collect()
+    };
+    if numel(&new_shape) != x.size() {
+        return Err(bad("the element counts differ"));
+    }
+    Ok(view(x, View::Reshape, new_shape, device))
+}
+
+/// `x` as one dimension.
+pub fn flatten(x: &Array, device: Device) -> Array {
+    view(x, View::Reshape, vec![x.size()], device)
+}
+
+/// `x` with its axes permuted; `None` reverses them.
+pub fn transpose(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+    let n = x.ndim();
+    let axes = match axes {
+        Some(axes) => {
+            let a = normalize_axes("transpose", axes, n)?;
+            if a.len() != n {
+                return Err(Error::Value(format!(
+                    "transpose: {} axes given for an array of {n} dimensions",
+                    a.len()
+                )));
+            }
+            a
+        }
+        None => (0..n).rev().collect(),
+    };
+    let shape = axes.iter().map(|&a| x.shape()[a]).collect();
+    Ok(view(x, View::Transpose(axes), shape, device))
+}
+
+/// `x` with new axes of extent 1 at `axes` (positions in the result).
+pub fn expand_dims(x: &Array, axes: &[isize], device: Device) -> Result<Array> {
+    let out_ndim = x.ndim() + axes.len();
+    let axes = normalize_axes("expandDims", axes, out_ndim)?;
+    let mut rest = x.shape().iter();
+    let shape = (0..out_ndim)
+        .map(|i| {
+            if axes.contains(&i) {
+                1
+            } else {
+                *rest.next().unwrap_or(&1)
+            }
+        })
+        .collect();
+    Ok(view(x, View::Reshape, shape, device))
+}
+
+/// `x` without the axes of extent 1 in `axes` (all of them when `None`).
+pub fn squeeze(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+    let axes = match axes {
+        Some(axes) => normalize_axes("squeeze", axes, x.ndim())?,
+        None => (0..x.ndim()).filter(|&a| x.shape()[a] == 1).collect(),
+    };
+    if let Some(&a) = axes.iter().find(|&&a| x.shape()[a] != 1) {
+        return Err(Error::Shape(format!(
+            "squeeze: axis {a} of shape {} has extent {}, not 1",
+            fmt_shape(x.shape()),
+            x.shape()[a]
+        )));
+    }
+    let shape = (0..x.ndim())
+        .filter(|a| !axes.contains(a))
+        .map(|a| x.shape()[a])
+        .collect();
+    Ok(view(x, View::Reshape, shape, device))
+}
+
+/// `x` repeated along axes to `shape`, by NumPy's broadcasting rules.
+pub fn broadcast_to(x: &Array, shape: &[usize], device: Device) -> Result<Array> {
+    let fits = broadcast_shapes("broadcastTo", x.shape(), shape).is_ok_and(|s| s == shape);
+    if !fits {
+        return Err(Error::Shape(format!(
+            "broadcastTo: shape {} cannot be broadcast to {}",
+            fmt_shape(x.shape()),
+            fmt_shape(shape)
+        )));
+    }
+    Ok(view(x, View::Broadcast, shape.to_vec(), device))
+}
+
+/// MLX's `slice(x, start, stop, strides)`: per axis, negative indices count from the end,
+/// stops clamp to the extent, and negative strides walk backwards.
+pub fn slice(
+    x: &Array,
+    start: &[isize],
+    stop: &[isize],
+    strides: Option<&[isize]>,
+    device: Device,
+) -> Result<Array> {
+    let n = x.ndim();
+    let ones = vec![1isize; n];
+    let strides = strides.unwrap_or(&ones);
+    if start.len() != n || stop.len() != n || strides.len() != n {
+        return Err(Error::Value(format!(
+            "slice: start, stop and strides need {n} entries each for shape {}, got {}, {} and {}",
+            fmt_shape(x.shape()),
+            start.len(),
+            stop.len(),
+            strides.len()
+        )));
+    }
+    if strides.contains(&0) {
+        return Err(Error::Value("slice: a stride of 0 is not allowed".into()));
+    }
+    let (mut first, mut shape) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for axis in 0..n {
+        let (a, len) =
+            normalize_slice_axis(x.shape()[axis], start[axis], stop[axis], strides[axis]);
+        first.push(a);
+        shape.push(len);
+    }
+    let step = strides.to_vec();
+    Ok(view(x, View::Slice { start: first, step }, shape, device))
+}

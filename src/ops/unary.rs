@@ -1,0 +1,40 @@
+//! Elementwise unary ops and `astype`.
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::primitive::{Primitive, UnaryOp};
+use crate::stream::Device;
+
+/// `op(x)` on `device`. Float-only ops (`exp`, `sin`, …) give `float32` for integer and bool
+/// inputs; `logicalNot` gives `bool`.
+///
+/// ```
+/// use tandem::{Array, DType, Device, ops::unary, primitive::UnaryOp};
+/// let x = Array::from_slice(&[1i32, 2], &[2]).unwrap();
+/// assert_eq!(unary(UnaryOp::Exp, &x, Device::Cpu).unwrap().dtype(), DType::Float32);
+/// ```
+pub fn unary(op: UnaryOp, x: &Array, device: Device) -> Result<Array> {
+    if op == UnaryOp::Neg && x.dtype() == DType::Bool {
+        return Err(Error::DType(
+            "neg: not supported for bool arrays; use logicalNot".into(),
+        ));
+    }
+    let dtype = op.out_dtype(x.dtype());
+    Ok(node(op, x, dtype, device))
+}
+
+/// `x` converted to `dtype`, with C's rules (see `cpu/cast.rs`).
+pub fn astype(x: &Array, dtype: DType, device: Device) -> Array {
+    node(UnaryOp::Cast, x, dtype, device)
+}
+
+fn node(op: UnaryOp, x: &Array, dtype: DType, device: Device) -> Array {
+    Array::from_primitive(
+        Primitive::Unary(op),
+        vec![x.clone()],
+        x.shape().to_vec(),
+        dtype,
+        device,
+    )
+}

@@ -1,0 +1,126 @@
+//! Helpers shared by the native integration tests.
+#![allow(dead_code)]
+
+use tandem::{Array, DType, Runtime, RuntimeOptions};
+
+/// A runtime on the machine's Vulkan adapter (Mesa lavapipe in CI); fails loudly without one.
+pub fn gpu_runtime() -> Runtime {
+    let options = RuntimeOptions {
+        require_gpu: true,
+        ..Default::default()
+    };
+    pollster::block_on(Runtime::new(options))
+        .expect("a Vulkan adapter (install mesa-vulkan-drivers)")
+}
+
+/// Evaluates `a` and returns its words, row-major.
+pub fn words(runtime: &Runtime, a: &Array) -> Vec<u32> {
+    pollster::block_on(a.to_words(runtime)).unwrap().to_vec()
+}
+
+/// A small deterministic generator (PCG-style), so cases are reproducible from a seed.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407))
+    }
+
+    pub fn next_u32(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 32) as u32
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.next_u32() as f32 / 4294967296.0)
+    }
+}
+
+/// `n` random words of `dtype`: floats over several magnitudes with some special values,
+/// integers over their whole range, bools 0/1.
+pub fn random_words(dtype: DType, n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| match dtype {
+            DType::Float32 => random_float(&mut rng).to_bits(),
+            DType::Bool => rng.next_u32() & 1,
+            DType::Int32 | DType::Uint32 => match rng.next_u32() % 4 {
+                0 => rng.next_u32(),
+                _ => (rng.next_u32() % 21).wrapping_sub(10),
+            },
+        })
+        .collect()
+}
+
+fn random_float(rng: &mut Rng) -> f32 {
+    match rng.next_u32() % 16 {
+        0 => [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+        ][rng.next_u32() as usize % 9],
+        1 => rng.uniform(-1e4, 1e4),
+        2 => rng.uniform(-100.0, 100.0).round(),
+        3 => rng.uniform(-1e-3, 1e-3),
+        _ => rng.uniform(-10.0, 10.0),
+    }
+}
+
+/// Whether two float32 words agree within `atol + rtol * |expected|`, with NaN equal to NaN
+/// and infinities equal only to themselves.
+pub fn close(got: u32, expected: u32, rtol: f32, atol: f32) -> bool {
+    let (g, e) = (f32::from_bits(got), f32::from_bits(expected));
+    if e.is_nan() || g.is_nan() {
+        return e.is_nan() && g.is_nan();
+    }
+    if e.is_infinite() || g.is_infinite() {
+        return g == e;
+    }
+    (g - e).abs() <= atol + rtol * e.abs()
+}
+
+/// Asserts that `got` matches `expected` element by element: exactly for integer and bool
+/// dtypes, within tolerance for float32. The message names the first mismatch.
+pub fn assert_matches(
+    what: &str,
+    dtype: DType,
+    got: &[u32],
+    expected: &[u32],
+    rtol: f32,
+    atol: f32,
+) {
+    assert_eq!(got.len(), expected.len(), "{what}: lengths differ");
+    for (i, (&g, &e)) in got.iter().zip(expected).enumerate() {
+        let ok = if dtype == DType::Float32 {
+            close(g, e, rtol, atol)
+        } else {
+            g == e
+        };
+        assert!(
+            ok,
+            "{what}: element {i} is {} but the reference gives {}",
+            show(g, dtype),
+            show(e, dtype)
+        );
+    }
+}
+
+fn show(word: u32, dtype: DType) -> String {
+    match dtype {
+        DType::Float32 => format!("{:e}", f32::from_bits(word)),
+        DType::Int32 => (word as i32).to_string(),
+        _ => word.to_string(),
+    }
+}

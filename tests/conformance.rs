@@ -1,0 +1,378 @@
+//! Conformance: every elementwise op and view, on the GPU (Vulkan; Mesa lavapipe in CI)
+//! against the CPU reference kernels, over random shapes (rank 0 to 4, broadcast, transposed
+//! and sliced operands) and every dtype. Tolerances are stated per op.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{Rng, assert_matches, gpu_runtime, random_words, words};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use tandem::primitive::{BinaryOp, UnaryOp};
+use tandem::shape::numel;
+use tandem::{Array, DType, Device, Runtime, ops};
+
+/// (rtol, atol) of the GPU against the CPU for a float result.
+fn unary_tolerance(op: UnaryOp) -> (f32, f32) {
+    use UnaryOp::*;
+    match op {
+        Abs | Neg | Sign | Square | Floor | Ceil | Round | Relu | LogicalNot | Cast => (0.0, 0.0),
+        // WGSL allows 2.5 ULP for division and sqrt, 2 for inverseSqrt.
+        Sqrt | Rsqrt | Reciprocal => (1e-6, 0.0),
+        // The accurate math of kernels/math.wgsl.
+        _ => (1e-5, 1e-6),
+    }
+}
+
+fn binary_tolerance(op: BinaryOp) -> (f32, f32) {
+    match op {
+        BinaryOp::Divide => (1e-6, 0.0),
+        BinaryOp::Power => (1e-5, 1e-6),
+        _ => (0.0, 0.0),
+    }
+}
+
+/// How an operand of a given shape is made: fresh, as a transpose, or as a strided slice.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    Plain,
+    Transposed,
+    Sliced,
+}
+
+/// An operand of `shape` whose data comes from `seed`, laid out as `layout`.
+fn operand(
+    shape: &[usize],
+    dtype: DType,
+    seed: u64,
+    layout: Layout,
+    data: impl Fn(DType, usize, u64) -> Vec<u32>,
+) -> Array {
+    match layout {
+        Layout::Plain => Array::from_words(data(dtype, numel(shape), seed), shape, dtype).unwrap(),
+        Layout::Transposed => {
+            let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+            let base =
+                Array::from_words(data(dtype, numel(&reversed), seed), &reversed, dtype).unwrap();
+            ops::transpose(&base, None, Device::Cpu).unwrap()
+        }
+        Layout::Sliced => {
+            // Every other element, walking backwards: indices 2n-1, 2n-3, …, 1 on each axis.
+            let doubled: Vec<usize> = shape.iter().map(|d| 2 * d).collect();
+            let base =
+                Array::from_words(data(dtype, numel(&doubled), seed), &doubled, dtype).unwrap();
+            let n = shape.len();
+            let stop: Vec<isize> = doubled.iter().map(|&d| -(d as isize) - 1).collect();
+            ops::slice(&base, &vec![-1; n], &stop, Some(&vec![-2; n]), Device::Cpu).unwrap()
+        }
+    }
+}
+
+fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(prop_oneof![8 => 1usize..7, 1 => Just(0usize)], 0..=4)
+}
+
+fn layout_strategy() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        Just(Layout::Plain),
+        Just(Layout::Transposed),
+        Just(Layout::Sliced)
+    ]
+}
+
+fn dtype_strategy() -> impl Strategy<Value = DType> {
+    prop::sample::select(DType::ALL.to_vec())
+}
+
+/// Evaluates `build(device)` on both devices and compares the GPU to the CPU.
+fn compare(runtime: &Runtime, what: &str, tolerance: (f32, f32), build: impl Fn(Device) -> Array) {
+    let on_gpu = build(Device::Gpu);
+    let on_cpu = build(Device::Cpu);
+    assert_eq!(on_gpu.shape(), on_cpu.shape(), "{what}: shapes");
+    assert_eq!(on_gpu.dtype(), on_cpu.dtype(), "{what}: dtypes");
+    let (got, expected) = (words(runtime, &on_gpu), words(runtime, &on_cpu));
+    assert_matches(
+        what,
+        on_cpu.dtype(),
+        &got,
+        &expected,
+        tolerance.0,
+        tolerance.1,
+    );
+}
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    })
+}
+
+#[test]
+fn unary_ops_match_the_cpu_on_every_dtype() {
+    let runtime = gpu_runtime();
+    let ops_and_cast = prop::sample::select([UnaryOp::ALL.to_vec(), vec![UnaryOp::Cast]].concat());
+    let cases = (
+        ops_and_cast,
+        shape_strategy(),
+        dtype_strategy(),
+        dtype_strategy(),
+        layout_strategy(),
+        any::<u64>(),
+    );
+    runner(400)
+        .run(&cases, |(op, shape, dtype, cast_to, layout, seed)| {
+            let x = operand(&shape, dtype, seed, layout, random_words);
+            let what = format!("{}({dtype:?} {shape:?} {layout:?}) seed {seed}", op.name());
+            if op == UnaryOp::Neg && dtype == DType::Bool {
+                prop_assert_eq!(
+                    ops::unary(op, &x, Device::Gpu).unwrap_err().kind(),
+                    "DTypeError"
+                );
+                return Ok(());
+            }
+            compare(&runtime, &what, unary_tolerance(op), |device| match op {
+                UnaryOp::Cast => ops::astype(&x, cast_to, device),
+                _ => ops::unary(op, &x, device).unwrap(),
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Operands for `power` stay where float results are finite and meaningful to compare.
+fn binary_data(op: BinaryOp) -> impl Fn(DType, usize, u64) -> Vec<u32> {
+    move |dtype, n, seed| {
+        if op != BinaryOp::Power {
+            return random_words(dtype, n, seed);
+        }
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|_| match dtype {
+                DType::Float32 => rng.uniform(-6.0, 6.0).to_bits(),
+                DType::Bool => rng.next_u32() & 1,
+                _ => (rng.next_u32() % 9).wrapping_sub(2),
+            })
+            .collect()
+    }
+}
+
+/// A shape and a second shape that broadcasts against it.
+fn broadcast_pair() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+    shape_strategy().prop_flat_map(|shape| {
+        let rank = shape.len();
+        let other = (0..=rank, prop::collection::vec(any::<bool>(), rank)).prop_map({
+            let shape = shape.clone();
+            move |(keep, ones)| {
+                let tail = &shape[rank - keep..];
+                tail.iter()
+                    .zip(&ones[rank - keep..])
+                    .map(|(&d, &one)| if one { 1 } else { d })
+                    .collect::<Vec<_>>()
+            }
+        });
+        (Just(shape), other)
+    })
+}
+
+#[test]
+fn binary_ops_match_the_cpu_with_broadcasting() {
+    let runtime = gpu_runtime();
+    let op = prop::sample::select(BinaryOp::ALL.to_vec());
+    let sides = || (dtype_strategy(), layout_strategy());
+    let cases = (
+        op,
+        broadcast_pair(),
+        any::<bool>(),
+        sides(),
+        sides(),
+        any::<u64>(),
+    );
+    runner(400)
+        .run(&cases, |(op, (s1, s2), swap, (d1, l1), (d2, l2), seed)| {
+            let (s1, s2) = if swap { (s2, s1) } else { (s1, s2) };
+            let a = operand(&s1, d1, seed, l1, binary_data(op));
+            let b = operand(&s2, d2, seed ^ 0x5bd1, l2, binary_data(op));
+            let what = format!(
+                "{}({d1:?} {s1:?} {l1:?}, {d2:?} {s2:?} {l2:?}) seed {seed}",
+                op.name()
+            );
+            compare(&runtime, &what, binary_tolerance(op), |device| {
+                ops::binary(op, &a, &b, device).unwrap()
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn where_matches_the_cpu() {
+    let runtime = gpu_runtime();
+    let cases = (
+        broadcast_pair(),
+        dtype_strategy(),
+        dtype_strategy(),
+        dtype_strategy(),
+        layout_strategy(),
+        any::<u64>(),
+    );
+    runner(120)
+        .run(&cases, |((s1, s2), dc, dx, dy, layout, seed)| {
+            let cond = operand(&s2, dc, seed, layout, random_words);
+            let x = operand(&s1, dx, seed ^ 1, Layout::Plain, random_words);
+            let y = operand(&s2, dy, seed ^ 2, layout, random_words);
+            let what = format!("where({dc:?} {s2:?}, {dx:?} {s1:?}, {dy:?}) seed {seed}");
+            compare(&runtime, &what, (0.0, 0.0), |device| {
+                ops::where_(&cond, &x, &y, device).unwrap()
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The element of a row-major array of `shape` at `index`.
+fn at(data: &[u32], shape: &[usize], index: &[usize]) -> u32 {
+    let mut flat = 0;
+    for (i, d) in index.iter().zip(shape) {
+        flat = flat * d + i;
+    }
+    data[flat]
+}
+
+#[test]
+fn views_read_the_elements_numpy_would() {
+    let runtime = gpu_runtime();
+    let data: Vec<u32> = (0..120).collect();
+    let x = Array::from_words(data.clone(), &[2, 3, 4, 5], DType::Uint32).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let t = ops::transpose(&x, Some(&[2, 0, 3, 1]), device).unwrap();
+        let s = ops::slice(
+            &t,
+            &[3, 0, -1, 0],
+            &[-100, 2, 0, 3],
+            Some(&[-2, 1, -2, 2]),
+            device,
+        )
+        .unwrap();
+        assert_eq!(s.shape(), &[2, 2, 2, 2]);
+        // Materialized on `device` by an op that reads the view.
+        let zero = Array::from_words(vec![0], &[], DType::Uint32).unwrap();
+        let read = ops::add(&s, &zero, device).unwrap();
+        let mut expected = Vec::new();
+        for i in [3usize, 1] {
+            for j in [0usize, 1] {
+                for k in [4usize, 2] {
+                    for l in [0usize, 2] {
+                        // t[i, j, k, l] = x[j, l, i, k]
+                        expected.push(at(&data, &[2, 3, 4, 5], &[j, l, i, k]));
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            words(&runtime, &s),
+            expected,
+            "slice of a transpose on {device:?}"
+        );
+        assert_eq!(
+            words(&runtime, &read),
+            expected,
+            "an op reading the view on {device:?}"
+        );
+        // A reshape of a non-contiguous view copies; of a contiguous one it shares storage.
+        let flat = ops::reshape(&s, &[-1], device).unwrap();
+        assert_eq!(words(&runtime, &flat), expected);
+        let same = ops::reshape(&x, &[6, 20], device).unwrap();
+        words(&runtime, &same);
+        assert!(std::rc::Rc::ptr_eq(
+            &same.storage().unwrap(),
+            &x.storage().unwrap()
+        ));
+        let b = ops::broadcast_to(
+            &ops::expand_dims(&ops::flatten(&x, device), &[0], device).unwrap(),
+            &[3, 120],
+            device,
+        )
+        .unwrap();
+        let squeezed = ops::squeeze(
+            &ops::slice(&b, &[1, 0], &[2, 120], None, device).unwrap(),
+            None,
+            device,
+        )
+        .unwrap();
+        assert_eq!(words(&runtime, &squeezed), data);
+    }
+}
+
+#[test]
+fn shape_errors_name_the_op_and_shapes() {
+    let x = Array::from_f32(&[0.0; 6], &[2, 3]).unwrap();
+    let err = ops::reshape(&x, &[4, 2], Device::Cpu).unwrap_err();
+    assert_eq!(err.kind(), "ShapeError");
+    assert!(
+        err.message().contains("[2, 3]") && err.message().contains("[4, 2]"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(
+        ops::squeeze(&x, Some(&[0]), Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ShapeError"
+    );
+    assert_eq!(
+        ops::broadcast_to(&x, &[3, 3], Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ShapeError"
+    );
+    assert_eq!(
+        ops::transpose(&x, Some(&[0, 0]), Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ValueError"
+    );
+    assert_eq!(
+        ops::slice(&x, &[0], &[1], None, Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ValueError"
+    );
+    let y = Array::from_f32(&[0.0; 4], &[4]).unwrap();
+    let err = ops::binary(BinaryOp::Multiply, &x, &y, Device::Gpu).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "multiply: shapes [2, 3] and [4] cannot be broadcast together"
+    );
+    let err = ops::where_(&y, &x, &x, Device::Gpu).unwrap_err();
+    assert_eq!(err.kind(), "ShapeError");
+}
+
+#[test]
+fn trig_is_accurate_for_large_arguments_on_the_gpu() {
+    let runtime = gpu_runtime();
+    let xs = [
+        12345.678f32,
+        -12345.678,
+        1e5,
+        3.0e6,
+        1e10,
+        -1e20,
+        1e30,
+        3.0e38,
+        1.5707964,
+        1e-30,
+    ];
+    let x = Array::from_f32(&xs, &[xs.len()]).unwrap();
+    for op in [UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Tan] {
+        let got = words(&runtime, &ops::unary(op, &x, Device::Gpu).unwrap());
+        let reference = |v: f32| match op {
+            UnaryOp::Sin => (v as f64).sin() as f32,
+            UnaryOp::Cos => (v as f64).cos() as f32,
+            _ => (v as f64).tan() as f32,
+        };
+        let expected: Vec<u32> = xs.iter().map(|&v| reference(v).to_bits()).collect();
+        assert_matches(op.name(), DType::Float32, &got, &expected, 2e-6, 1e-7);
+    }
+    let _ = Rng::new(0);
+}

@@ -1,0 +1,96 @@
+//! The runtime on Vulkan (Mesa lavapipe in CI): adapter info, evaluation across devices, and
+//! graph handling.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{gpu_runtime, words};
+use tandem::{Array, Device, ops};
+
+#[test]
+fn runtime_reports_a_vulkan_adapter() {
+    let runtime = gpu_runtime();
+    let info = runtime.info();
+    assert!(info.gpu);
+    let adapter = info.adapter.as_ref().unwrap();
+    assert_eq!(adapter.backend, "vulkan");
+    assert!(!adapter.device.is_empty());
+    assert_eq!(info.default_device, Device::Gpu);
+    let limit = |name| info.limits.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert!(limit("maxStorageBufferBindingSize") >= 128 << 20);
+}
+
+#[test]
+fn gpu_add_of_the_readme_example() {
+    let runtime = gpu_runtime();
+    let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+    let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3]).unwrap();
+    let c = ops::add(&a, &b, Device::Gpu).unwrap();
+    let out = pollster::block_on(c.to_f32_vec(&runtime)).unwrap();
+    assert_eq!(out, vec![11.0, 22.0, 33.0]);
+    assert!(c.storage().unwrap().on_gpu(), "the add ran on the GPU");
+}
+
+#[test]
+fn gpu_int_add_wraps_like_the_cpu() {
+    let runtime = gpu_runtime();
+    let a = Array::from_slice(&[i32::MAX, -5], &[2]).unwrap();
+    let b = Array::from_slice(&[1i32, 3], &[2]).unwrap();
+    let c = ops::add(&a, &b, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(c.to_vec::<i32>(&runtime)).unwrap(),
+        vec![i32::MIN, -2]
+    );
+}
+
+#[test]
+fn empty_and_scalar_arrays_add_on_both_devices() {
+    let runtime = gpu_runtime();
+    for device in [Device::Cpu, Device::Gpu] {
+        let empty = Array::from_f32(&[], &[0, 3]).unwrap();
+        let row = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+        let sum = ops::add(&empty, &row, device).unwrap();
+        assert_eq!(sum.shape(), &[0, 3]);
+        assert!(words(&runtime, &sum).is_empty());
+
+        let scalar = Array::from_f32(&[2.5], &[]).unwrap();
+        let sum = ops::add(&scalar, &row, device).unwrap();
+        assert_eq!(
+            pollster::block_on(sum.to_f32_vec(&runtime)).unwrap(),
+            vec![3.5, 4.5, 5.5]
+        );
+    }
+}
+
+#[test]
+fn gpu_result_feeds_a_cpu_op_and_back() {
+    let runtime = gpu_runtime();
+    let one = Array::from_f32(&[1.0; 4], &[4]).unwrap();
+    let mut x = Array::from_f32(&[0.0; 4], &[4]).unwrap();
+    for i in 0..20 {
+        let device = if i % 2 == 0 { Device::Gpu } else { Device::Cpu };
+        x = ops::add(&x, &one, device).unwrap();
+    }
+    assert_eq!(
+        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        vec![20.0; 4]
+    );
+}
+
+#[test]
+fn deep_chain_evaluates_without_recursion() {
+    let runtime = gpu_runtime();
+    let one = Array::from_f32(&[1.0], &[]).unwrap();
+    let mut x = Array::from_f32(&[0.0], &[]).unwrap();
+    for _ in 0..10_000 {
+        x = ops::add(&x, &one, Device::Cpu).unwrap();
+    }
+    assert_eq!(
+        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        vec![10_000.0]
+    );
+    assert!(
+        x.inputs().is_empty(),
+        "an evaluated node lets go of its inputs"
+    );
+}
