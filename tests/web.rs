@@ -204,3 +204,246 @@ async fn tolist_and_item_read_nested_values() {
         "ValueError"
     );
 }
+
+fn gpu() -> JsValue {
+    options(&[("stream", "gpu".into())])
+}
+
+fn cpu() -> JsValue {
+    options(&[("stream", "cpu".into())])
+}
+
+fn error_name(result: Result<NdArray, JsValue>) -> String {
+    let err: js_sys::Error = result
+        .err()
+        .expect("an error")
+        .dyn_into()
+        .expect("a JS Error");
+    String::from(err.name())
+}
+
+#[wasm_bindgen_test]
+async fn a_ten_thousand_node_chain_evaluates_without_overflowing_the_stack() {
+    runtime_info().await;
+    let one = array(JsValue::from_f64(1.0), JsValue::UNDEFINED).unwrap();
+    let mut x = array(floats(&[0.0, 1.0]), JsValue::UNDEFINED).unwrap();
+    for _ in 0..10_000 {
+        x = add(&x, &one, gpu()).unwrap();
+    }
+    assert_eq!(to_vec(&x).await, vec![10_000.0, 10_001.0]);
+}
+
+/// Floats that exercise range reduction, signs, zeros and the special values.
+fn sample_floats() -> Vec<f64> {
+    vec![
+        0.0,
+        -0.0,
+        0.5,
+        -1.5,
+        2.5,
+        3.0,
+        -7.25,
+        12345.678,
+        -1e5,
+        1e-3,
+        88.0,
+        -90.0,
+        f64::NAN,
+        f64::INFINITY,
+    ]
+}
+
+#[wasm_bindgen_test]
+async fn unary_ops_on_webgpu_match_the_cpu() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let x = array(floats(&sample_floats()), JsValue::UNDEFINED).unwrap();
+    type Unary = fn(&NdArray, JsValue) -> Result<NdArray, JsValue>;
+    let cases: [(&str, Unary, f32); 22] = [
+        ("abs", abs, 0.0),
+        ("neg", neg, 0.0),
+        ("sign", sign, 0.0),
+        ("square", square, 0.0),
+        ("sqrt", sqrt, 1e-6),
+        ("rsqrt", rsqrt, 1e-6),
+        ("exp", exp, 1e-5),
+        ("expm1", expm1, 1e-5),
+        ("log", log, 1e-5),
+        ("log1p", log1p, 1e-5),
+        ("sin", sin, 1e-5),
+        ("cos", cos, 1e-5),
+        ("tan", tan, 1e-5),
+        ("tanh", tanh, 1e-5),
+        ("sigmoid", sigmoid, 1e-5),
+        ("relu", relu, 0.0),
+        ("gelu", gelu, 1e-5),
+        ("erf", erf, 1e-5),
+        ("floor", floor, 0.0),
+        ("ceil", ceil, 0.0),
+        ("round", round, 0.0),
+        ("reciprocal", reciprocal, 1e-6),
+    ];
+    for (name, op, rtol) in cases {
+        let on_gpu = to_vec(&op(&x, gpu()).unwrap()).await;
+        let on_cpu = to_vec(&op(&x, cpu()).unwrap()).await;
+        for (i, (g, c)) in on_gpu.iter().zip(&on_cpu).enumerate() {
+            let ok = (g.is_nan() && c.is_nan()) || g == c || (g - c).abs() <= 1e-6 + rtol * c.abs();
+            assert!(
+                ok,
+                "{name}({}) is {g} on WebGPU but {c} on the CPU",
+                sample_floats()[i]
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn binary_ops_on_views_match_the_cpu_on_webgpu() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let values: Vec<f64> = (0..12).map(|i| (i as f64 - 5.5) * 0.75).collect();
+    let m = array(floats(&values), options(&[("shape", floats(&[3.0, 4.0]))])).unwrap();
+    let t = transpose(&m, JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap();
+    let row = array(floats(&[1.0, -2.0, 0.5]), JsValue::UNDEFINED).unwrap();
+    type Binary = fn(&NdArray, &NdArray, JsValue) -> Result<NdArray, JsValue>;
+    let cases: [(&str, Binary); 9] = [
+        ("add", add),
+        ("subtract", subtract),
+        ("multiply", multiply),
+        ("divide", divide),
+        ("power", power),
+        ("maximum", maximum),
+        ("minimum", minimum),
+        ("less", less),
+        ("equal", equal),
+    ];
+    for (name, op) in cases {
+        let on_gpu = JsFuture::from(op(&t, &row, gpu()).unwrap().to_array())
+            .await
+            .unwrap();
+        let on_cpu = JsFuture::from(op(&t, &row, cpu()).unwrap().to_array())
+            .await
+            .unwrap();
+        let g: Vec<f64> = js_sys::Array::from(&on_gpu)
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        let c: Vec<f64> = js_sys::Array::from(&on_cpu)
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        for (a, b) in g.iter().zip(&c) {
+            assert!(
+                (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-5 * b.abs().max(1e-6),
+                "{name}: {g:?} vs {c:?}"
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn every_op_family_reports_bad_input_by_name() {
+    use tandem::js::ops::*;
+    let flags: JsValue = JsArray::of2(&JsValue::TRUE, &JsValue::FALSE).into();
+    let b = array(flags, JsValue::UNDEFINED).unwrap();
+    assert_eq!(error_name(neg(&b, JsValue::UNDEFINED)), "DTypeError");
+    let m = array(
+        floats(&[1.0; 6]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    let v = array(floats(&[1.0; 4]), JsValue::UNDEFINED).unwrap();
+    assert_eq!(
+        error_name(multiply(&m, &v, JsValue::UNDEFINED)),
+        "ShapeError"
+    );
+    assert_eq!(
+        error_name(where_(&v, &m, &m, JsValue::UNDEFINED)),
+        "ShapeError"
+    );
+    assert_eq!(
+        error_name(reshape(&m, floats(&[4.0, 2.0]), JsValue::UNDEFINED)),
+        "ShapeError"
+    );
+    assert_eq!(
+        error_name(transpose(&m, floats(&[0.0, 0.0]), JsValue::UNDEFINED)),
+        "ValueError"
+    );
+    assert_eq!(
+        error_name(squeeze(&m, options(&[("axis", 0.into())]))),
+        "ShapeError"
+    );
+    assert_eq!(
+        error_name(astype(&m, "float64", JsValue::UNDEFINED)),
+        "DTypeError"
+    );
+    assert_eq!(
+        error_name(slice(
+            &m,
+            floats(&[0.0]),
+            floats(&[1.0]),
+            JsValue::UNDEFINED,
+            JsValue::UNDEFINED
+        )),
+        "ValueError"
+    );
+    assert_eq!(
+        error_name(clip(&m, "low".into(), JsValue::NULL, JsValue::UNDEFINED)),
+        "ValueError"
+    );
+    // The module still works after every one of them.
+    assert_eq!(add(&m, &m, JsValue::UNDEFINED).unwrap().shape().length(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn every_elementwise_kernel_compiles_on_the_browsers_webgpu() {
+    use tandem::DType;
+    use tandem::gpu::ops::{binary, select, unary};
+    use tandem::primitive::{BinaryOp, UnaryOp};
+    let runtime = tandem::Runtime::new(Default::default()).await.unwrap();
+    let gpu = runtime.gpu().expect("WebGPU");
+    let mut sources = Vec::new();
+    for dtype in DType::ALL {
+        for op in UnaryOp::ALL {
+            sources.push((
+                unary::key(op, dtype, op.out_dtype(dtype)),
+                unary::source(op, dtype, op.out_dtype(dtype)),
+            ));
+        }
+        for to in DType::ALL {
+            sources.push((
+                unary::key(UnaryOp::Cast, dtype, to),
+                unary::source(UnaryOp::Cast, dtype, to),
+            ));
+            for op in BinaryOp::ALL {
+                let promoted = tandem::dtype::promote(dtype, to);
+                sources.push((
+                    binary::key(op, dtype, to, promoted),
+                    binary::source(op, dtype, to, promoted),
+                ));
+            }
+        }
+        sources.push((
+            select::key(DType::Bool, dtype, dtype, dtype),
+            select::source(DType::Bool, dtype, dtype, dtype),
+        ));
+    }
+    let mut problems = Vec::new();
+    for (key, source) in sources {
+        let module = gpu
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&key),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        for m in module.get_compilation_info().await.messages {
+            if m.message_type == wgpu::CompilationMessageType::Error {
+                problems.push(format!("{key}: {:?}: {}", m.location, m.message));
+            }
+        }
+        if problems.len() > 5 {
+            break;
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

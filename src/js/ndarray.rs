@@ -7,7 +7,9 @@ use crate::array::Array;
 use crate::error::Error;
 use crate::js::data::{element_to_js, to_nested, to_typed_array};
 use crate::js::error::{JsResult, to_js};
+use crate::js::ops;
 use crate::js::runtime::current;
+use crate::primitive::{BinaryOp, UnaryOp};
 use crate::shape::fmt_shape;
 
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
@@ -113,9 +115,85 @@ impl NdArray {
             self.array.dtype().name()
         )
     }
+}
 
-    /// `add(this, other, opts)`.
-    pub fn add(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-        crate::js::ops::add(self, other, opts)
+/// Declares the elementwise ops as methods: `x.exp(opts?)`, `a.add(b, opts?)`.
+macro_rules! elementwise_methods {
+    (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
+        #[wasm_bindgen(js_class = NDArray)]
+        impl NdArray {
+            $(
+                #[doc = concat!("`", $ujs, "(this, opts?)`.")]
+                #[wasm_bindgen(js_name = $ujs)]
+                pub fn $uf(&self, opts: JsValue) -> JsResult<NdArray> {
+                    ops::unary_op(UnaryOp::$uop, self, &opts)
+                }
+            )*
+            $(
+                #[doc = concat!("`", $bjs, "(this, other, opts?)`.")]
+                #[wasm_bindgen(js_name = $bjs)]
+                pub fn $bf(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+                    ops::binary_op(BinaryOp::$bop, self, other, &opts)
+                }
+            )*
+        }
+    };
+}
+
+ops::with_elementwise_ops!(elementwise_methods);
+
+#[wasm_bindgen(js_class = NDArray)]
+impl NdArray {
+    /// `clip(this, lo, hi, opts?)`.
+    pub fn clip(&self, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::clip(self, lo, hi, opts)
+    }
+
+    /// `astype(this, dtype, opts?)`.
+    pub fn astype(&self, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
+        ops::astype(self, dtype, opts)
+    }
+
+    /// `reshape(this, shape, opts?)`.
+    pub fn reshape(&self, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::reshape(self, shape, opts)
+    }
+
+    /// `transpose(this, axes?, opts?)`.
+    pub fn transpose(&self, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::transpose(self, axes, opts)
+    }
+
+    /// `expandDims(this, axis, opts?)`.
+    #[wasm_bindgen(js_name = expandDims)]
+    pub fn expand_dims(&self, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::expand_dims(self, axis, opts)
+    }
+
+    /// `squeeze(this, {axis?})`.
+    pub fn squeeze(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::squeeze(self, opts)
+    }
+
+    /// `broadcastTo(this, shape, opts?)`.
+    #[wasm_bindgen(js_name = broadcastTo)]
+    pub fn broadcast_to(&self, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::broadcast_to(self, shape, opts)
+    }
+
+    /// `slice(this, start, stop, strides?, opts?)`.
+    pub fn slice(
+        &self,
+        start: JsValue,
+        stop: JsValue,
+        strides: JsValue,
+        opts: JsValue,
+    ) -> JsResult<NdArray> {
+        ops::slice(self, start, stop, strides, opts)
+    }
+
+    /// `flatten(this, opts?)`.
+    pub fn flatten(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::flatten(self, opts)
     }
 }

@@ -1,15 +1,18 @@
-//! The op functions of the JS API: parse arguments, call the core op builder.
+//! The op functions of the JS API: parse arguments, call the core op builder. Each op is also
+//! an `NDArray` method (see `ndarray.rs`) with the same arguments after the array.
 
 use wasm_bindgen::prelude::*;
 
 use crate::array::Array;
-use crate::error::Result;
-use crate::js::data::{from_js, with_dtype};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::js::data::{from_js, numbers_to_words, with_dtype};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
-use crate::js::options::Options;
+use crate::js::options::{Options, axes_of, integers_of, shape_of};
 use crate::js::runtime::default_device;
 use crate::ops;
+use crate::primitive::{BinaryOp, UnaryOp};
 use crate::stream::Device;
 
 /// Creates an array from a number, a boolean, nested arrays of them, or a typed array.
@@ -29,16 +32,184 @@ fn make_array(data: &JsValue, opts: &JsValue) -> Result<Array> {
     Array::from_words(host.words, &shape, host.dtype)
 }
 
-/// Elementwise `a + b` with NumPy broadcasting.
-#[wasm_bindgen]
-pub fn add(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("add", &opts))?;
-    js(ops::add(a.array(), b.array(), device)).map(NdArray::new)
-}
-
 /// `opts.stream`, or the default device.
-fn device_option(op: &'static str, opts: &JsValue) -> Result<Device> {
+pub(crate) fn device_option(op: &'static str, opts: &JsValue) -> Result<Device> {
     Ok(Options::parse(op, opts)?
         .device()?
         .unwrap_or_else(default_device))
+}
+
+pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
+    let device = js(device_option(op.name(), opts))?;
+    js(ops::unary(op, x.array(), device)).map(NdArray::new)
+}
+
+pub(crate) fn binary_op(
+    op: BinaryOp,
+    a: &NdArray,
+    b: &NdArray,
+    opts: &JsValue,
+) -> JsResult<NdArray> {
+    let device = js(device_option(op.name(), opts))?;
+    js(ops::binary(op, a.array(), b.array(), device)).map(NdArray::new)
+}
+
+/// Declares the JS functions of elementwise ops: `name(x, opts?)` or `name(a, b, opts?)`.
+macro_rules! elementwise_functions {
+    (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
+        $(
+            #[doc = concat!("`", $ujs, "(x, opts?)`, elementwise.")]
+            #[wasm_bindgen(js_name = $ujs)]
+            pub fn $uf(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+                unary_op(UnaryOp::$uop, x, &opts)
+            }
+        )*
+        $(
+            #[doc = concat!("`", $bjs, "(a, b, opts?)`, elementwise with broadcasting.")]
+            #[wasm_bindgen(js_name = $bjs)]
+            pub fn $bf(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+                binary_op(BinaryOp::$bop, a, b, &opts)
+            }
+        )*
+    };
+}
+
+/// Calls `$then!` with the elementwise ops of the JS API: Rust name, JS name, and op.
+macro_rules! with_elementwise_ops {
+    ($then:ident) => {
+        $then! {
+            unary:
+                abs "abs" Abs, neg "neg" Neg, sign "sign" Sign, square "square" Square,
+                sqrt "sqrt" Sqrt, rsqrt "rsqrt" Rsqrt, exp "exp" Exp, expm1 "expm1" Expm1,
+                log "log" Log, log1p "log1p" Log1p, sin "sin" Sin, cos "cos" Cos, tan "tan" Tan,
+                tanh "tanh" Tanh, sigmoid "sigmoid" Sigmoid, relu "relu" Relu, gelu "gelu" Gelu,
+                erf "erf" Erf, floor "floor" Floor, ceil "ceil" Ceil, round "round" Round,
+                reciprocal "reciprocal" Reciprocal, logical_not "logicalNot" LogicalNot;
+            binary:
+                add "add" Add, subtract "subtract" Subtract, multiply "multiply" Multiply,
+                divide "divide" Divide, power "power" Power, maximum "maximum" Maximum,
+                minimum "minimum" Minimum, equal "equal" Equal, not_equal "notEqual" NotEqual,
+                less "less" Less, less_equal "lessEqual" LessEqual, greater "greater" Greater,
+                greater_equal "greaterEqual" GreaterEqual, logical_and "logicalAnd" LogicalAnd,
+                logical_or "logicalOr" LogicalOr
+        }
+    };
+}
+pub(crate) use with_elementwise_ops;
+
+with_elementwise_ops!(elementwise_functions);
+
+/// `where(cond, x, y, opts?)`: x where cond is true, else y, all broadcast together.
+#[wasm_bindgen(js_name = "where")]
+pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("where", &opts))?;
+    js(ops::where_(cond.array(), x.array(), y.array(), device)).map(NdArray::new)
+}
+
+/// `clip(x, lo, hi, opts?)`: `lo` and `hi` are numbers or `null` (no bound), converted to
+/// `x`'s dtype as MLX converts Python scalars.
+#[wasm_bindgen]
+pub fn clip(x: &NdArray, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("clip", &opts))?;
+    let bound = |v: &JsValue| js(scalar_like("clip", v, x.array().dtype()));
+    let (lo, hi) = (bound(&lo)?, bound(&hi)?);
+    js(ops::clip(x.array(), lo.as_ref(), hi.as_ref(), device)).map(NdArray::new)
+}
+
+fn scalar_like(op: &str, value: &JsValue, dtype: DType) -> Result<Option<Array>> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    let x = value
+        .as_f64()
+        .ok_or_else(|| Error::Value(format!("{op}: a bound must be a number or null")))?;
+    Array::from_words(numbers_to_words(&[x], dtype), &[], dtype).map(Some)
+}
+
+/// `astype(x, dtype, opts?)`.
+#[wasm_bindgen]
+pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("astype", &opts))?;
+    let dtype =
+        js(DType::parse(dtype).map_err(|e| Error::DType(format!("astype: {}", e.message()))))?;
+    Ok(NdArray::new(ops::astype(x.array(), dtype, device)))
+}
+
+/// `reshape(x, shape, opts?)`; one size may be -1.
+#[wasm_bindgen]
+pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("reshape", &opts))?;
+    let shape = js(integers_of("reshape", "the shape", &shape))?;
+    js(ops::reshape(x.array(), &shape, device)).map(NdArray::new)
+}
+
+/// `transpose(x, axes?, opts?)`; without axes, reverses them.
+#[wasm_bindgen]
+pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("transpose", &opts))?;
+    let axes = if axes.is_undefined() || axes.is_null() {
+        None
+    } else {
+        Some(js(axes_of("transpose", &axes))?)
+    };
+    js(ops::transpose(x.array(), axes.as_deref(), device)).map(NdArray::new)
+}
+
+/// `expandDims(x, axis, opts?)`: `axis` is a number or a list.
+#[wasm_bindgen(js_name = expandDims)]
+pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("expandDims", &opts))?;
+    let axes = js(axes_of("expandDims", &axis))?;
+    js(ops::expand_dims(x.array(), &axes, device)).map(NdArray::new)
+}
+
+/// `squeeze(x, {axis?, stream?})`.
+#[wasm_bindgen]
+pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let parsed = js(Options::parse("squeeze", &opts))?;
+    let device = js(parsed.device())?.unwrap_or_else(default_device);
+    let axes = js(parsed.axes())?;
+    js(ops::squeeze(x.array(), axes.as_deref(), device)).map(NdArray::new)
+}
+
+/// `broadcastTo(x, shape, opts?)`.
+#[wasm_bindgen(js_name = broadcastTo)]
+pub fn broadcast_to(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("broadcastTo", &opts))?;
+    let shape = js(shape_of("broadcastTo", &shape))?;
+    js(ops::broadcast_to(x.array(), &shape, device)).map(NdArray::new)
+}
+
+/// `slice(x, start, stop, strides?, opts?)` with MLX's semantics.
+#[wasm_bindgen]
+pub fn slice(
+    x: &NdArray,
+    start: JsValue,
+    stop: JsValue,
+    strides: JsValue,
+    opts: JsValue,
+) -> JsResult<NdArray> {
+    let device = js(device_option("slice", &opts))?;
+    let start = js(integers_of("slice", "start", &start))?;
+    let stop = js(integers_of("slice", "stop", &stop))?;
+    let strides = if strides.is_undefined() || strides.is_null() {
+        None
+    } else {
+        Some(js(integers_of("slice", "strides", &strides))?)
+    };
+    js(ops::slice(
+        x.array(),
+        &start,
+        &stop,
+        strides.as_deref(),
+        device,
+    ))
+    .map(NdArray::new)
+}
+
+/// `flatten(x, opts?)`.
+#[wasm_bindgen]
+pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("flatten", &opts))?;
+    Ok(NdArray::new(ops::flatten(x.array(), device)))
 }

@@ -111,3 +111,46 @@ pub fn shape_of(op: &str, value: &JsValue) -> Result<Vec<usize>> {
         })
         .collect()
 }
+
+/// An axis or a list of axes (`1` or `[0, -1]`).
+pub fn axes_of(op: &str, value: &JsValue) -> Result<Vec<isize>> {
+    let bad = || {
+        Error::Value(format!(
+            "{op}: an axis must be an integer or an array of integers"
+        ))
+    };
+    let one = |v: &JsValue| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e9 => Ok(x as isize),
+        _ => Err(bad()),
+    };
+    if js_sys::Array::is_array(value) {
+        js_sys::Array::from(value).iter().map(|v| one(&v)).collect()
+    } else {
+        one(value).map(|a| vec![a])
+    }
+}
+
+/// A list of integers that may be negative (slice bounds, reshape sizes with -1).
+pub fn integers_of(op: &str, what: &str, value: &JsValue) -> Result<Vec<isize>> {
+    let bad = || Error::Value(format!("{op}: {what} must be an array of integers"));
+    if !js_sys::Array::is_array(value) {
+        return Err(bad());
+    }
+    js_sys::Array::from(value)
+        .iter()
+        .map(|v| match v.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => Ok(x as isize),
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+impl Options {
+    /// `opts.axis` as a list of axes, if present.
+    pub fn axes(&self) -> Result<Option<Vec<isize>>> {
+        self.get("axis")
+            .filter(|v| !v.is_null())
+            .map(|v| axes_of(self.op, &v))
+            .transpose()
+    }
+}

@@ -36,7 +36,7 @@ pub fn reshape(x: &Array, shape: &[isize], device: Device) -> Result<Array> {
         return Err(bad("only one -1 is allowed and no other negative size"));
     }
     let new_shape: Vec<usize> = if inferred == 1 {
-        if known == 0 || x.size() % known != 0 {
+        if known == 0 || !x.size().is_multiple_of(known) {
             return Err(bad("the sizes do not divide the element count"));
         }
         shape

@@ -15,12 +15,15 @@ const QUARTER_PI: f32 = 0.7853981633974483;
 const TWO_OVER_SQRT_PI: f32 = 1.1283791670955126;
 
 // 2/pi to 256 bits, most significant word first (for Payne-Hanek reduction).
-const TWO_OVER_PI = array<u32, 8>(0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
+var<private> TWO_OVER_PI: array<u32, 8> = array<u32, 8>(0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
 
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
-fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u); }
-fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u); }
+// Private, not const: WGSL rejects constant expressions that evaluate to NaN or infinity.
+var<private> NAN_BITS: u32 = 0x7fc00000u;
+var<private> INF_BITS: u32 = 0x7f800000u;
+fn nan_f32() -> f32 { return bitcast<f32>(NAN_BITS); }
+fn inf_f32() -> f32 { return bitcast<f32>(INF_BITS); }
 fn with_sign_of(v: f32, s: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }

@@ -167,7 +167,7 @@ mod tests {
     fn conversions_follow_the_cpu_rules() {
         assert_eq!(
             convert("x", DType::Float32, DType::Bool),
-            "select(0u, 1u, x != 0.0)"
+            "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
         );
         assert_eq!(convert("x", DType::Int32, DType::Float32), "f32(x)");
         assert_eq!(convert("x", DType::Bool, DType::Uint32), "x");
