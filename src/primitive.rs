@@ -218,6 +218,46 @@ impl BinaryOp {
     }
 }
 
+/// A reduction of trailing axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    /// The index of the first maximum (NaN counts as the maximum, as `max` propagates it).
+    ArgMax,
+    /// The index of the first minimum (NaN counts as the minimum).
+    ArgMin,
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::ArgMax => "argmax",
+            ReduceOp::ArgMin => "argmin",
+        }
+    }
+
+    /// The result dtype: indices are `uint32`; sums and products of bools count in `int32`.
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match (self, dtype) {
+            (ReduceOp::ArgMax | ReduceOp::ArgMin, _) => DType::Uint32,
+            (ReduceOp::Sum | ReduceOp::Prod, DType::Bool) => DType::Int32,
+            _ => dtype,
+        }
+    }
+
+    /// Whether the result is an index rather than a value.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::ArgMax | ReduceOp::ArgMin)
+    }
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -260,5 +300,7 @@ pub enum Primitive {
     Binary(BinaryOp),
     /// `where(cond, x, y)`: inputs are cond, x and y, broadcast together.
     Where,
+    /// Reduces the input's last `n` axes (op builders move the reduced axes there).
+    Reduce(ReduceOp, usize),
     View(View),
 }

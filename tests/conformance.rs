@@ -376,3 +376,176 @@ fn trig_is_accurate_for_large_arguments_on_the_gpu() {
     }
     let _ = Rng::new(0);
 }
+
+/// Axes to reduce: none (all), or a random non-empty subset, possibly negative.
+fn axes_strategy(rank: usize) -> impl Strategy<Value = Option<Vec<isize>>> {
+    let subset = prop::collection::vec(any::<bool>(), rank).prop_map(move |pick| {
+        let axes: Vec<isize> = (0..rank)
+            .filter(|&a| pick[a])
+            .map(|a| {
+                if a % 2 == 0 {
+                    a as isize
+                } else {
+                    a as isize - rank as isize
+                }
+            })
+            .collect();
+        if axes.is_empty() { None } else { Some(axes) }
+    });
+    prop_oneof![Just(None), subset]
+}
+
+/// Float data for reductions: moderate values, so sums are compared within a tolerance that
+/// scales with the row length, and products stay finite.
+fn reduce_data(op: ReduceOp) -> impl Fn(DType, usize, u64) -> Vec<u32> {
+    move |dtype, n, seed| {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|_| match (dtype, op) {
+                (DType::Float32, ReduceOp::Prod) => rng.uniform(0.8, 1.25).to_bits(),
+                (DType::Float32, _) => rng.uniform(-4.0, 4.0).to_bits(),
+                (DType::Bool, _) => rng.next_u32() & 1,
+                _ => (rng.next_u32() % 41).wrapping_sub(20),
+            })
+            .collect()
+    }
+}
+
+use tandem::primitive::ReduceOp;
+
+#[test]
+fn reductions_match_the_cpu() {
+    let runtime = gpu_runtime();
+    let ops = prop::sample::select(vec![
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::ArgMax,
+        ReduceOp::ArgMin,
+    ]);
+    let shape_and_axes = prop::collection::vec(1usize..9, 0..=4).prop_flat_map(|s| {
+        let rank = s.len();
+        (Just(s), axes_strategy(rank))
+    });
+    let cases = (
+        ops,
+        shape_and_axes,
+        dtype_strategy(),
+        layout_strategy(),
+        any::<bool>(),
+        any::<u64>(),
+    );
+    runner(200)
+        .run(
+            &cases,
+            |(op, (shape, axes), dtype, layout, keepdims, seed)| {
+                let x = operand(&shape, dtype, seed, layout, reduce_data(op));
+                let axes = if op.is_arg() {
+                    axes.map(|a| vec![a[0]])
+                } else {
+                    axes
+                };
+                let what = format!(
+                    "{}({dtype:?} {shape:?} {layout:?}, axes {axes:?}) seed {seed}",
+                    op.name()
+                );
+                let row = shape.iter().product::<usize>().max(1) as f32;
+                compare(&runtime, &what, (1e-5, 4e-6 * row), |device| {
+                    ops::reduce(op, &x, axes.as_deref(), keepdims, device).unwrap()
+                });
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+#[test]
+fn big_reductions_take_two_passes_and_stay_exact_for_integers() {
+    let runtime = gpu_runtime();
+    let n = 3 * 256 * 64 + 17;
+    let data: Vec<i32> = (0..n as i32).map(|i| (i % 7) - 3).collect();
+    let x = Array::from_slice(&data, &[n]).unwrap();
+    let expected: i32 = data.iter().sum();
+    let sum = ops::reduce(ReduceOp::Sum, &x, None, false, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(sum.to_vec::<i32>(&runtime)).unwrap(),
+        vec![expected]
+    );
+    let mut floats: Vec<f32> = (0..n).map(|i| (i % 11) as f32 * 0.25).collect();
+    floats[n - 5] = 100.0;
+    let y = Array::from_f32(&floats, &[1, n]).unwrap();
+    let arg = ops::reduce(ReduceOp::ArgMax, &y, Some(&[-1]), false, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(arg.to_vec::<u32>(&runtime)).unwrap(),
+        vec![(n - 5) as u32]
+    );
+    let total = ops::reduce(ReduceOp::Sum, &y, None, false, Device::Gpu).unwrap();
+    let want: f64 = floats.iter().map(|&v| v as f64).sum();
+    let got = pollster::block_on(total.to_f32_vec(&runtime)).unwrap()[0] as f64;
+    assert!((got - want).abs() < 1e-5 * want, "{got} vs {want}");
+}
+
+#[test]
+fn mean_softmax_and_logsumexp_match_the_cpu() {
+    let runtime = gpu_runtime();
+    let data = random_words(DType::Float32, 6 * 7, 11)
+        .into_iter()
+        .map(|w| {
+            let v = f32::from_bits(w);
+            if v.is_finite() {
+                v.clamp(-50.0, 50.0).to_bits()
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>();
+    let x = Array::from_words(data, &[6, 7], DType::Float32).unwrap();
+    let ints = Array::from_slice(&[1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    compare(&runtime, "mean", (1e-6, 1e-6), |d| {
+        ops::mean(&ints, Some(&[1]), false, d).unwrap()
+    });
+    compare(&runtime, "softmax", (1e-5, 1e-7), |d| {
+        ops::softmax(&x, Some(&[-1]), d).unwrap()
+    });
+    compare(&runtime, "logsumexp", (1e-5, 1e-6), |d| {
+        ops::logsumexp(&x, Some(&[0]), true, d).unwrap()
+    });
+    let means = pollster::block_on(
+        ops::mean(&ints, Some(&[1]), false, Device::Gpu)
+            .unwrap()
+            .to_f32_vec(&runtime),
+    )
+    .unwrap();
+    assert_eq!(means, vec![2.0, 5.0]);
+    let rows = Array::from_f32(
+        &[f32::NEG_INFINITY, f32::NEG_INFINITY, 1000.0, 1000.0],
+        &[2, 2],
+    )
+    .unwrap();
+    let lse = pollster::block_on(
+        ops::logsumexp(&rows, Some(&[1]), false, Device::Gpu)
+            .unwrap()
+            .to_f32_vec(&runtime),
+    )
+    .unwrap();
+    assert_eq!(lse[0], f32::NEG_INFINITY);
+    assert!((lse[1] - (1000.0 + std::f32::consts::LN_2)).abs() < 1e-3);
+}
+
+#[test]
+fn empty_reductions_follow_numpy() {
+    let empty = Array::from_f32(&[], &[0, 3]).unwrap();
+    let err = ops::reduce(ReduceOp::Max, &empty, Some(&[0]), false, Device::Cpu).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+    let runtime = gpu_runtime();
+    let sums = ops::reduce(ReduceOp::Sum, &empty, Some(&[0]), false, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(sums.to_f32_vec(&runtime)).unwrap(),
+        vec![0.0; 3]
+    );
+    let rows = ops::reduce(ReduceOp::Max, &empty, Some(&[1]), false, Device::Gpu).unwrap();
+    assert_eq!(rows.shape(), &[0]);
+    let err = ops::reduce(ReduceOp::ArgMax, &empty, Some(&[0, 1]), false, Device::Cpu).unwrap_err();
+    assert_eq!(err.kind(), "ValueError");
+}

@@ -398,8 +398,8 @@ fn every_op_family_reports_bad_input_by_name() {
 #[wasm_bindgen_test]
 async fn every_elementwise_kernel_compiles_on_the_browsers_webgpu() {
     use tandem::DType;
-    use tandem::gpu::ops::{binary, select, unary};
-    use tandem::primitive::{BinaryOp, UnaryOp};
+    use tandem::gpu::ops::{binary, reduce, select, unary};
+    use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
     let runtime = tandem::Runtime::new(Default::default()).await.unwrap();
     let gpu = runtime.gpu().expect("WebGPU");
     let mut sources = Vec::new();
@@ -446,4 +446,55 @@ async fn every_elementwise_kernel_compiles_on_the_browsers_webgpu() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[wasm_bindgen_test]
+async fn reductions_on_webgpu_match_the_cpu() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let values: Vec<f64> = (0..2000)
+        .map(|i| ((i * 37 % 101) as f64 - 50.0) / 8.0)
+        .collect();
+    let x = array(
+        floats(&values),
+        options(&[("shape", floats(&[4.0, 500.0]))]),
+    )
+    .unwrap();
+    type Reduction = fn(&NdArray, JsValue) -> Result<NdArray, JsValue>;
+    let cases: [(&str, Reduction); 8] = [
+        ("sum", sum),
+        ("max", max),
+        ("min", min),
+        ("argmax", argmax),
+        ("argmin", argmin),
+        ("mean", mean),
+        ("logsumexp", logsumexp),
+        ("softmax", softmax),
+    ];
+    for (name, op) in cases {
+        for axis in [0.0, 1.0] {
+            let with = |device: &str| options(&[("axis", axis.into()), ("stream", device.into())]);
+            let g = JsFuture::from(op(&x, with("gpu")).unwrap().to_array())
+                .await
+                .unwrap();
+            let c = JsFuture::from(op(&x, with("cpu")).unwrap().to_array())
+                .await
+                .unwrap();
+            let g: Vec<f64> = JsArray::from(&g)
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let c: Vec<f64> = JsArray::from(&c)
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            assert_eq!(g.len(), c.len(), "{name} axis {axis}");
+            for (a, b) in g.iter().zip(&c) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                    "{name} axis {axis}: {a} on WebGPU, {b} on the CPU"
+                );
+            }
+        }
+    }
 }

@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod elementwise;
+pub mod reduce;
 pub mod select;
 pub mod unary;
 
@@ -26,9 +27,22 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
-    if let Primitive::View(_) = primitive {
+    match primitive {
         // A view that cannot share its input's storage: copy the input row-major.
-        return contiguous(&inputs[0], &host[0]);
+        Primitive::View(_) => return contiguous(&inputs[0], &host[0]),
+        Primitive::Reduce(op, axes) => {
+            let input = &inputs[0];
+            let words = contiguous(input, &host[0])?;
+            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
+            return Ok(reduce::reduce_rows(
+                op,
+                input.dtype(),
+                &words,
+                node.size(),
+                row_len,
+            ));
+        }
+        _ => {}
     }
     let shape = node.shape();
     let strides: Vec<Vec<isize>> = inputs
@@ -55,7 +69,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             operand(1),
             operand(2),
         )),
-        Primitive::View(_) => unreachable!("handled above"),
+        Primitive::View(_) | Primitive::Reduce(..) => unreachable!("handled above"),
     }
 }
 

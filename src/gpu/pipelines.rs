@@ -18,6 +18,17 @@ impl PipelineCache {
         key: &str,
         source: impl FnOnce() -> String,
     ) -> wgpu::ComputePipeline {
+        self.get_or_create_entry(device, key, "main", source)
+    }
+
+    /// The pipeline for `key` with entry point `entry` (which `key` must name too).
+    pub fn get_or_create_entry(
+        &self,
+        device: &wgpu::Device,
+        key: &str,
+        entry: &str,
+        source: impl FnOnce() -> String,
+    ) -> wgpu::ComputePipeline {
         if let Some(pipeline) = self.pipelines.borrow().get(key) {
             return pipeline.clone();
         }
@@ -29,7 +40,7 @@ impl PipelineCache {
             label: Some(key),
             layout: None,
             module: &module,
-            entry_point: Some("main"),
+            entry_point: Some(entry),
             compilation_options: Default::default(),
             cache: None,
         });

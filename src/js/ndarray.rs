@@ -9,7 +9,7 @@ use crate::js::data::{element_to_js, to_nested, to_typed_array};
 use crate::js::error::{JsResult, to_js};
 use crate::js::ops;
 use crate::js::runtime::current;
-use crate::primitive::{BinaryOp, UnaryOp};
+use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::fmt_shape;
 
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
@@ -142,6 +142,24 @@ macro_rules! elementwise_methods {
 
 ops::with_elementwise_ops!(elementwise_methods);
 
+/// Declares the reductions as methods: `x.sum({axis, keepdims})`.
+macro_rules! reduction_methods {
+    ($($f:ident $js:literal $op:ident),*) => {
+        #[wasm_bindgen(js_class = NDArray)]
+        impl NdArray {
+            $(
+                #[doc = concat!("`", $js, "(this, {axis?, keepdims?, stream?})`.")]
+                #[wasm_bindgen(js_name = $js)]
+                pub fn $f(&self, opts: JsValue) -> JsResult<NdArray> {
+                    ops::reduce_op(ReduceOp::$op, self, &opts)
+                }
+            )*
+        }
+    };
+}
+
+ops::with_reductions!(reduction_methods);
+
 #[wasm_bindgen(js_class = NDArray)]
 impl NdArray {
     /// `clip(this, lo, hi, opts?)`.
@@ -190,6 +208,21 @@ impl NdArray {
         opts: JsValue,
     ) -> JsResult<NdArray> {
         ops::slice(self, start, stop, strides, opts)
+    }
+
+    /// `mean(this, {axis?, keepdims?, stream?})`.
+    pub fn mean(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::mean(self, opts)
+    }
+
+    /// `logsumexp(this, {axis?, keepdims?, stream?})`.
+    pub fn logsumexp(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::logsumexp(self, opts)
+    }
+
+    /// `softmax(this, {axis?, stream?})`.
+    pub fn softmax(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::softmax(self, opts)
     }
 
     /// `flatten(this, opts?)`.

@@ -12,7 +12,7 @@ use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, axes_of, integers_of, shape_of};
 use crate::js::runtime::default_device;
 use crate::ops;
-use crate::primitive::{BinaryOp, UnaryOp};
+use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::stream::Device;
 
 /// Creates an array from a number, a boolean, nested arrays of them, or a typed array.
@@ -212,4 +212,72 @@ pub fn slice(
 pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("flatten", &opts))?;
     Ok(NdArray::new(ops::flatten(x.array(), device)))
+}
+
+/// `opts.axis` (a number or a list; all axes when absent), `opts.keepdims` and the device.
+fn reduction_options(
+    op: &'static str,
+    opts: &JsValue,
+) -> Result<(Option<Vec<isize>>, bool, Device)> {
+    let parsed = Options::parse(op, opts)?;
+    let device = parsed.device()?.unwrap_or_else(default_device);
+    Ok((parsed.axes()?, parsed.flag("keepdims")?, device))
+}
+
+pub(crate) fn reduce_op(op: ReduceOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options(op.name(), opts))?;
+    js(ops::reduce(
+        op,
+        x.array(),
+        axes.as_deref(),
+        keepdims,
+        device,
+    ))
+    .map(NdArray::new)
+}
+
+/// Calls `$then!` with the reductions of the JS API that map to one `ReduceOp`.
+macro_rules! with_reductions {
+    ($then:ident) => {
+        $then! {
+            sum "sum" Sum, prod "prod" Prod, max "max" Max, min "min" Min,
+            argmax "argmax" ArgMax, argmin "argmin" ArgMin
+        }
+    };
+}
+pub(crate) use with_reductions;
+
+macro_rules! reduction_functions {
+    ($($f:ident $js:literal $op:ident),*) => {
+        $(
+            #[doc = concat!("`", $js, "(x, {axis?, keepdims?, stream?})`.")]
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $f(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+                reduce_op(ReduceOp::$op, x, &opts)
+            }
+        )*
+    };
+}
+
+with_reductions!(reduction_functions);
+
+/// `mean(x, {axis?, keepdims?, stream?})`: `float32` for every dtype.
+#[wasm_bindgen]
+pub fn mean(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options("mean", &opts))?;
+    js(ops::mean(x.array(), axes.as_deref(), keepdims, device)).map(NdArray::new)
+}
+
+/// `logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.
+#[wasm_bindgen]
+pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts))?;
+    js(ops::logsumexp(x.array(), axes.as_deref(), keepdims, device)).map(NdArray::new)
+}
+
+/// `softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.
+#[wasm_bindgen]
+pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, _, device) = js(reduction_options("softmax", &opts))?;
+    js(ops::softmax(x.array(), axes.as_deref(), device)).map(NdArray::new)
 }

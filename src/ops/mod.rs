@@ -2,9 +2,11 @@
 //! compute nothing.
 
 pub mod binary;
+pub mod reduce;
 pub mod shape;
 pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
+pub use reduce::{logsumexp, mean, reduce, softmax};
 pub use shape::{broadcast_to, expand_dims, flatten, reshape, slice, squeeze, transpose};
 pub use unary::{astype, unary};

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod elementwise;
+pub mod reduce;
 pub mod select;
 pub mod unary;
 
@@ -37,17 +38,23 @@ pub fn eval(
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
-    if let Primitive::View(_) = primitive {
+    match primitive {
         // A view that cannot share its input's storage: copy the input row-major.
-        let (input, dtype) = (&inputs[0], inputs[0].dtype());
-        let copy = Operand {
-            buffer: data[0].buffer,
-            strides: data[0].layout.strides.clone(),
-            offset: data[0].layout.offset,
-        };
-        let key = unary::key(UnaryOp::Cast, dtype, dtype);
-        let source = || unary::source(UnaryOp::Cast, dtype, dtype);
-        return elementwise::dispatch(gpu, batch, &key, source, input.shape(), &[copy]);
+        Primitive::View(_) => return contiguous(gpu, batch, &inputs[0], &data[0]),
+        Primitive::Reduce(op, axes) => {
+            let input = &inputs[0];
+            let dense = data[0].layout.offset == 0 && data[0].layout.is_contiguous(input.shape());
+            let copied;
+            let buffer = if dense {
+                data[0].buffer
+            } else {
+                copied = contiguous(gpu, batch, input, &data[0])?;
+                &copied
+            };
+            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
+            return reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len);
+        }
+        _ => {}
     }
     let shape = node.shape();
     let operands: Vec<Operand> = inputs
@@ -81,9 +88,27 @@ pub fn eval(
                 Box::new(move || select::source(c, x, y, out)),
             )
         }
-        Primitive::View(_) => unreachable!("handled above"),
+        Primitive::View(_) | Primitive::Reduce(..) => unreachable!("handled above"),
     };
     elementwise::dispatch(gpu, batch, &key, source, shape, &operands)
+}
+
+/// A row-major copy of an input.
+fn contiguous(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    input: &Array,
+    data: &GpuInput,
+) -> Result<wgpu::Buffer> {
+    let dtype = input.dtype();
+    let copy = Operand {
+        buffer: data.buffer,
+        strides: data.layout.strides.clone(),
+        offset: data.layout.offset,
+    };
+    let key = unary::key(UnaryOp::Cast, dtype, dtype);
+    let source = || unary::source(UnaryOp::Cast, dtype, dtype);
+    elementwise::dispatch(gpu, batch, &key, source, input.shape(), &[copy])
 }
 
 /// The workgroup grid for `threads` one-element threads: x is capped at the per-dimension limit

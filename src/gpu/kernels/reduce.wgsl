@@ -1,0 +1,110 @@
+// Reductions of contiguous rows: `rows` rows of `row_len` elements, row-major.
+//
+// Prepended by the host (gpu/ops/reduce.rs):
+//   alias In = ...; alias Acc = ...;            storage type of the input, and of the result
+//   const IS_ARG: bool = ...;                   whether the result is the index of the winner
+//   fn identity() -> Acc;                       the fold's starting value
+//   fn load(x: In) -> Acc;                      an element as the accumulator type
+//   fn combine(a: Acc, b: Acc) -> Acc;          value reductions
+//   fn beats(b: Acc, a: Acc) -> bool;           arg reductions: whether b strictly beats a
+// Bindings: 0 params (uniform), 1 x (read), 2 out (read_write): the bits of Acc values, or
+// u32 indices for arg reductions (stored as words so no float path can touch them).
+//
+// `main`: workgroup (row, chunk) folds elements [chunk * chunk_len, (chunk + 1) * chunk_len)
+// of its row into out[row * chunks + chunk]. Each of the 256 threads first folds a strided
+// slice on its own (no barriers: they are expensive on software adapters), then the workgroup
+// folds the 256 partials as a tree in workgroup memory. The host runs a second pass over the
+// chunk partials when a row has more than one chunk.
+// `main_short`: one thread per row, for rows too short to fill a workgroup.
+
+struct Params {
+    rows: u32,
+    row_len: u32,
+    chunk_len: u32,
+    chunks: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<In>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+
+var<workgroup> values: array<Acc, 256>;
+var<workgroup> indices: array<u32, 256>;
+
+// Folds (b, j) into (a, i): for arg reductions the better value wins, ties to the lower index.
+fn fold(a: Acc, i: u32, b: Acc, j: u32) -> Acc {
+    if (IS_ARG) {
+        return select(a, b, beats(b, a) || (!beats(a, b) && j < i));
+    }
+    return combine(a, b);
+}
+
+fn fold_index(a: Acc, i: u32, b: Acc, j: u32) -> u32 {
+    return select(i, j, beats(b, a) || (!beats(a, b) && j < i));
+}
+
+fn result(value: Acc, index: u32) -> u32 {
+    if (IS_ARG) {
+        return index;
+    }
+    return bitcast<u32>(value);
+}
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    let slot = wg.y * groups.x + wg.x;
+    let row = slot / params.chunks;
+    let chunk = slot % params.chunks;
+    // No early return: every thread must reach the barriers.
+    let valid = row < params.rows;
+    var acc = identity();
+    var best = 0xffffffffu;
+    if (valid) {
+        let start = chunk * params.chunk_len;
+        let end = min(start + params.chunk_len, params.row_len);
+        let base = row * params.row_len;
+        for (var j = start + t; j < end; j += 256u) {
+            let v = load(x[base + j]);
+            let index = fold_index(acc, best, v, j);
+            acc = fold(acc, best, v, j);
+            best = index;
+        }
+    }
+    values[t] = acc;
+    indices[t] = best;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if (t < s) {
+            let a = values[t];
+            let b = values[t + s];
+            values[t] = fold(a, indices[t], b, indices[t + s]);
+            indices[t] = fold_index(a, indices[t], b, indices[t + s]);
+        }
+        workgroupBarrier();
+    }
+    if (t == 0u && valid) {
+        out[slot] = result(values[0], indices[0]);
+    }
+}
+
+@compute @workgroup_size(256)
+fn main_short(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let row = gid.y * groups.x * 256u + gid.x;
+    if (row >= params.rows) {
+        return;
+    }
+    var acc = identity();
+    var best = 0xffffffffu;
+    let base = row * params.row_len;
+    for (var j = 0u; j < params.row_len; j++) {
+        let v = load(x[base + j]);
+        let index = fold_index(acc, best, v, j);
+        acc = fold(acc, best, v, j);
+        best = index;
+    }
+    out[row] = result(acc, best);
+}

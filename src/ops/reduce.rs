@@ -1,0 +1,158 @@
+//! Reductions (`sum prod max min argmax argmin mean logsumexp`) and `softmax`. The reduced axes
+//! are moved last with a transpose view, so kernels only ever fold contiguous trailing axes;
+//! `keepdims` is a reshape view of the result.
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::{binary, reshape, transpose, unary, where_};
+use crate::primitive::{BinaryOp, Primitive, ReduceOp, UnaryOp};
+use crate::shape::{fmt_shape, normalize_axes, numel};
+use crate::stream::Device;
+
+/// The normalized axes of a reduction: all of them when `axes` is `None`.
+fn reduced_axes(op: &str, x: &Array, axes: Option<&[isize]>) -> Result<Vec<usize>> {
+    match axes {
+        Some(axes) => normalize_axes(op, axes, x.ndim()),
+        None => Ok((0..x.ndim()).collect()),
+    }
+}
+
+/// `op` over `axes` (all when `None`). Arg reductions take at most one axis.
+pub fn reduce(
+    op: ReduceOp,
+    x: &Array,
+    axes: Option<&[isize]>,
+    keepdims: bool,
+    device: Device,
+) -> Result<Array> {
+    let reduced = reduced_axes(op.name(), x, axes)?;
+    if op.is_arg() && axes.is_some_and(|a| a.len() != 1) {
+        return Err(Error::Value(format!(
+            "{}: takes one axis, or none to reduce the flattened array",
+            op.name()
+        )));
+    }
+    let kept: Vec<usize> = (0..x.ndim()).filter(|a| !reduced.contains(a)).collect();
+    let reduced_size = numel(&reduced.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
+    let has_identity = matches!(op, ReduceOp::Sum | ReduceOp::Prod);
+    let out_size = numel(&kept.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
+    if reduced_size == 0 && !has_identity && out_size > 0 {
+        return Err(Error::Value(format!(
+            "{}: cannot reduce an empty array of shape {}; the reduction has no identity",
+            op.name(),
+            fmt_shape(x.shape())
+        )));
+    }
+    let order: Vec<isize> = kept.iter().chain(&reduced).map(|&a| a as isize).collect();
+    let moved = if order.iter().enumerate().all(|(i, &a)| i as isize == a) {
+        x.clone()
+    } else {
+        transpose(x, Some(&order), device)?
+    };
+    let shape: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
+    let node = Array::from_primitive(
+        Primitive::Reduce(op, reduced.len()),
+        vec![moved],
+        shape,
+        op.out_dtype(x.dtype()),
+        device,
+    );
+    if keepdims {
+        keep_dims(&node, x, &reduced, device)
+    } else {
+        Ok(node)
+    }
+}
+
+/// `result` reshaped to `x`'s rank with the reduced axes as 1.
+fn keep_dims(result: &Array, x: &Array, reduced: &[usize], device: Device) -> Result<Array> {
+    let shape: Vec<isize> = (0..x.ndim())
+        .map(|a| {
+            if reduced.contains(&a) {
+                1
+            } else {
+                x.shape()[a] as isize
+            }
+        })
+        .collect();
+    reshape(result, &shape, device)
+}
+
+/// `x` as float32 (float-valued reductions of integers compute in float32, as MLX's do).
+fn as_float(x: &Array, device: Device) -> Array {
+    if x.dtype() == DType::Float32 {
+        x.clone()
+    } else {
+        crate::ops::astype(x, DType::Float32, device)
+    }
+}
+
+/// The arithmetic mean over `axes`; `float32` for every input dtype. An empty mean is NaN.
+pub fn mean(x: &Array, axes: Option<&[isize]>, keepdims: bool, device: Device) -> Result<Array> {
+    let reduced = reduced_axes("mean", x, axes)?;
+    let count = numel(&reduced.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
+    let total = reduce(ReduceOp::Sum, &as_float(x, device), axes, keepdims, device)?;
+    let count = Array::from_f32(&[count as f32], &[])?;
+    binary(BinaryOp::Divide, &total, &count, device)
+}
+
+/// The maximum over `axes` with keepdims, made 0 where it is not finite, so that subtracting it
+/// keeps `exp` in range without turning infinite rows into NaN.
+fn stable_shift(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+    let m = reduce(ReduceOp::Max, x, axes, true, device)?;
+    let inf = Array::from_f32(&[f32::INFINITY], &[])?;
+    let finite = binary(
+        BinaryOp::Less,
+        &unary(UnaryOp::Abs, &m, device)?,
+        &inf,
+        device,
+    )?;
+    let zero = Array::from_f32(&[0.0], &[])?;
+    where_(&finite, &m, &zero, device)
+}
+
+/// `log(sum(exp(x)))` over `axes`, computed stably; `float32`.
+pub fn logsumexp(
+    x: &Array,
+    axes: Option<&[isize]>,
+    keepdims: bool,
+    device: Device,
+) -> Result<Array> {
+    let x = as_float(x, device);
+    let shift = stable_shift(&x, axes, device)?;
+    let e = unary(
+        UnaryOp::Exp,
+        &binary(BinaryOp::Subtract, &x, &shift, device)?,
+        device,
+    )?;
+    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    let out = binary(
+        BinaryOp::Add,
+        &unary(UnaryOp::Log, &total, device)?,
+        &shift,
+        device,
+    )?;
+    if keepdims {
+        return Ok(out);
+    }
+    let reduced = reduced_axes("logsumexp", &x, axes)?;
+    let shape: Vec<isize> = (0..x.ndim())
+        .filter(|a| !reduced.contains(a))
+        .map(|a| x.shape()[a] as isize)
+        .collect();
+    reshape(&out, &shape, device)
+}
+
+/// `exp(x) / sum(exp(x))` over `axes`, computed stably; `float32`.
+pub fn softmax(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+    let x = as_float(x, device);
+    let shift = stable_shift(&x, axes, device)?;
+    let e = unary(
+        UnaryOp::Exp,
+        &binary(BinaryOp::Subtract, &x, &shift, device)?,
+        device,
+    )?;
+    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    binary(BinaryOp::Divide, &e, &total, device)
+}
