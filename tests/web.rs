@@ -396,7 +396,7 @@ fn every_op_family_reports_bad_input_by_name() {
 }
 
 #[wasm_bindgen_test]
-async fn every_elementwise_kernel_compiles_on_the_browsers_webgpu() {
+async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     use tandem::DType;
     use tandem::gpu::ops::{binary, reduce, select, unary};
     use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
@@ -427,6 +427,20 @@ async fn every_elementwise_kernel_compiles_on_the_browsers_webgpu() {
             select::key(DType::Bool, dtype, dtype, dtype),
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
+        let reductions = [
+            ReduceOp::Sum,
+            ReduceOp::Prod,
+            ReduceOp::Max,
+            ReduceOp::Min,
+            ReduceOp::ArgMax,
+            ReduceOp::ArgMin,
+        ];
+        for op in reductions {
+            sources.push((
+                format!("reduce:{}:{}", op.name(), dtype.name()),
+                reduce::source(op, dtype),
+            ));
+        }
     }
     let mut problems = Vec::new();
     for (key, source) in sources {
