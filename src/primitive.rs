@@ -302,5 +302,7 @@ pub enum Primitive {
     Where,
     /// Reduces the input's last `n` axes (op builders move the reduced axes there).
     Reduce(ReduceOp, usize),
+    /// Batched matrix product of inputs already broadcast to one batch shape.
+    Matmul,
     View(View),
 }

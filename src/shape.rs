@@ -109,6 +109,33 @@ impl Layout {
     }
 }
 
+/// How a kernel can walk the matrices of an array of shape `[batch…, rows, cols]` without a
+/// copy: the distance between consecutive matrices (0 when one matrix is broadcast across the
+/// batch), if each matrix is dense row-major and the batch is either broadcast or dense.
+pub fn matrix_batch_stride(shape: &[usize], layout: &Layout) -> Option<usize> {
+    let n = shape.len();
+    let (rows, cols) = (shape[n - 2], shape[n - 1]);
+    let matrix = Layout {
+        strides: layout.strides[n - 2..].to_vec(),
+        offset: 0,
+    };
+    if !matrix.is_contiguous(&shape[n - 2..]) {
+        return None;
+    }
+    let (batch, strides) = (&shape[..n - 2], &layout.strides[..n - 2]);
+    let significant = || batch.iter().zip(strides).filter(|(d, _)| **d != 1);
+    if significant().all(|(_, &s)| s == 0) {
+        return Some(0);
+    }
+    let unit = (rows * cols) as isize;
+    let dense = contiguous_strides(batch);
+    let is_dense = batch
+        .iter()
+        .zip(strides.iter().zip(&dense))
+        .all(|(&d, (&s, &e))| d == 1 || s == e * unit);
+    is_dense.then_some(rows * cols)
+}
+
 /// The layout of `reshape(x, new_shape)` when it can share `x`'s storage: always when only
 /// axes of extent 1 are added or removed, and otherwise when `x` is contiguous. `None` means the
 /// data must be copied first.
@@ -328,6 +355,19 @@ mod tests {
             "ValueError"
         );
         assert!(normalize_axes("sum", &[1, -2], 3).is_err());
+    }
+
+    #[test]
+    fn matrices_are_walked_in_place_when_dense_or_broadcast() {
+        let dense = Layout::contiguous(&[3, 2, 4]);
+        assert_eq!(matrix_batch_stride(&[3, 2, 4], &dense), Some(8));
+        let broadcast = Layout {
+            strides: vec![0, 4, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_batch_stride(&[3, 2, 4], &broadcast), Some(0));
+        let transposed = transpose_view(&Layout::contiguous(&[4, 2]), &[1, 0]);
+        assert_eq!(matrix_batch_stride(&[2, 4], &transposed), None);
     }
 
     #[test]

@@ -58,6 +58,11 @@ impl Storage {
         self.gpu.borrow().is_some()
     }
 
+    /// The host copy, if there is one.
+    pub fn host_words(&self) -> Option<Rc<Vec<u32>>> {
+        self.host.borrow().clone()
+    }
+
     /// The GPU copy, uploading the host copy first if there is none.
     pub fn ensure_gpu(&self, gpu: &GpuContext) -> Result<wgpu::Buffer> {
         if let Some(buffer) = self.gpu.borrow().as_ref() {

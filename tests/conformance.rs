@@ -549,3 +549,93 @@ fn empty_reductions_follow_numpy() {
     let err = ops::reduce(ReduceOp::ArgMax, &empty, Some(&[0, 1]), false, Device::Cpu).unwrap_err();
     assert_eq!(err.kind(), "ValueError");
 }
+
+/// Matmul shapes: batch axes that broadcast, sizes off the 64-wide tile, and 1-D operands.
+fn matmul_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
+    let dims = (1usize..90, 1usize..90, 1usize..90);
+    let batch = prop::collection::vec(1usize..4, 0..=2);
+    (dims, batch.clone(), batch, 0u8..6).prop_map(|((m, k, n), ba, bb, kind)| match kind {
+        0 => (vec![k], vec![k, n]),
+        1 => (vec![m, k], vec![k]),
+        2 => ([ba.clone(), vec![m, k]].concat(), vec![k, n]),
+        3 => (vec![m, k], [bb.clone(), vec![k, n]].concat()),
+        _ => {
+            let shared: Vec<usize> = ba.iter().map(|&d| if d % 2 == 0 { 1 } else { d }).collect();
+            ([ba, vec![m, k]].concat(), [shared, vec![k, n]].concat())
+        }
+    })
+}
+
+#[test]
+fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
+    let runtime = gpu_runtime();
+    let cases = (matmul_case(), layout_strategy(), any::<u64>());
+    runner(60)
+        .run(&cases, |((sa, sb), layout, seed)| {
+            let small = |dtype, n, seed| reduce_data(ReduceOp::Sum)(dtype, n, seed);
+            let a = operand(&sa, DType::Float32, seed, layout, small);
+            let b = operand(&sb, DType::Float32, seed ^ 7, Layout::Plain, small);
+            let k = sa[sa.len() - 1] as f32;
+            let what = format!("matmul({sa:?} {layout:?}, {sb:?}) seed {seed}");
+            compare(&runtime, &what, (1e-5, 1e-5 * k), |device| {
+                ops::matmul(&a, &b, device).unwrap()
+            });
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn matmul_1024_on_the_gpu_matches_the_cpu_within_1e_3() {
+    let runtime = gpu_runtime();
+    let n = 1024;
+    let a = Array::from_words(
+        reduce_data(ReduceOp::Sum)(DType::Float32, n * n, 1),
+        &[n, n],
+        DType::Float32,
+    )
+    .unwrap();
+    let b = Array::from_words(
+        reduce_data(ReduceOp::Sum)(DType::Float32, n * n, 2),
+        &[n, n],
+        DType::Float32,
+    )
+    .unwrap();
+    let on_gpu = pollster::block_on(
+        ops::matmul(&a, &b, Device::Gpu)
+            .unwrap()
+            .to_f32_vec(&runtime),
+    )
+    .unwrap();
+    let on_cpu = pollster::block_on(
+        ops::matmul(&a, &b, Device::Cpu)
+            .unwrap()
+            .to_f32_vec(&runtime),
+    )
+    .unwrap();
+    // Relative to the result's scale: entries are sums of 1024 products of values in [-4, 4].
+    let scale = on_cpu.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let worst = on_gpu
+        .iter()
+        .zip(&on_cpu)
+        .fold(0f32, |m, (g, c)| m.max((g - c).abs()));
+    assert!(
+        worst <= 1e-3 * scale,
+        "largest difference {worst} against a scale of {scale}"
+    );
+}
+
+#[test]
+fn matmul_rejects_mismatched_and_integer_operands() {
+    let a = Array::from_f32(&[0.0; 6], &[2, 3]).unwrap();
+    let b = Array::from_f32(&[0.0; 8], &[4, 2]).unwrap();
+    let err = ops::matmul(&a, &b, Device::Gpu).unwrap_err();
+    assert_eq!(err.kind(), "ShapeError");
+    assert!(err.message().contains("[2, 3]") && err.message().contains("[4, 2]"));
+    let ints = Array::from_slice(&[1i32; 6], &[3, 2]).unwrap();
+    let ints2 = Array::from_slice(&[1i32; 6], &[2, 3]).unwrap();
+    assert_eq!(
+        ops::matmul(&ints, &ints2, Device::Cpu).unwrap_err().kind(),
+        "DTypeError"
+    );
+}

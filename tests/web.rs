@@ -442,6 +442,10 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             ));
         }
     }
+    sources.push((
+        "matmul".into(),
+        include_str!("../src/gpu/kernels/matmul.wgsl").into(),
+    ));
     let mut problems = Vec::new();
     for (key, source) in sources {
         let module = gpu
@@ -511,4 +515,47 @@ async fn reductions_on_webgpu_match_the_cpu() {
             }
         }
     }
+}
+
+#[wasm_bindgen_test]
+async fn matmul_and_creation_ops_on_webgpu() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let a = arange(
+        0.0.into(),
+        70.0.into(),
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
+    let a = reshape(&a, floats(&[2.0, 5.0, 7.0]), JsValue::UNDEFINED).unwrap();
+    let b = linspace(-1.0, 1.0, 21.into(), JsValue::UNDEFINED).unwrap();
+    let b = reshape(&b, floats(&[7.0, 3.0]), JsValue::UNDEFINED).unwrap();
+    let on_gpu = to_vec(&matmul(&a, &b, gpu()).unwrap()).await;
+    let on_cpu = to_vec(&matmul(&a, &b, cpu()).unwrap()).await;
+    assert_eq!(on_gpu.len(), 30);
+    for (g, c) in on_gpu.iter().zip(&on_cpu) {
+        assert!((g - c).abs() <= 1e-4 * c.abs().max(1.0), "{g} vs {c}");
+    }
+    let identity = eye(3.into(), JsValue::UNDEFINED).unwrap();
+    let m = full(floats(&[3.0, 3.0]), 2.5.into(), JsValue::UNDEFINED).unwrap();
+    assert_eq!(
+        to_vec(&matmul(&identity, &m, gpu()).unwrap()).await,
+        vec![2.5; 9]
+    );
+    let ints = arange(
+        5.0.into(),
+        options(&[("dtype", "int32".into())]),
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
+    assert_eq!(ints.dtype(), "int32");
+    assert_eq!(
+        error_name(matmul(&ints, &ints, JsValue::UNDEFINED)),
+        "DTypeError"
+    );
+    let z = zeros(floats(&[2.0, 2.0]), JsValue::UNDEFINED).unwrap();
+    let o = ones(floats(&[2.0]), JsValue::UNDEFINED).unwrap();
+    assert_eq!(to_vec(&add(&z, &o, gpu()).unwrap()).await, vec![1.0; 4]);
 }

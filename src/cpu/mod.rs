@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod elementwise;
+pub mod matmul;
 pub mod reduce;
 pub mod select;
 pub mod unary;
@@ -42,6 +43,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
                 row_len,
             ));
         }
+        Primitive::Matmul => return Ok(eval_matmul(node, inputs, host)),
         _ => {}
     }
     let shape = node.shape();
@@ -69,7 +71,9 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             operand(1),
             operand(2),
         )),
-        Primitive::View(_) | Primitive::Reduce(..) => unreachable!("handled above"),
+        Primitive::View(_) | Primitive::Reduce(..) | Primitive::Matmul => {
+            unreachable!("handled above")
+        }
     }
 }
 
@@ -82,4 +86,38 @@ pub fn contiguous(input: &Array, host: &HostInput) -> Result<Vec<u32>> {
         offset: host.layout.offset,
     };
     unary::unary(UnaryOp::Cast, input.dtype(), input.shape(), x)
+}
+
+/// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
+/// matrices are dense (or one matrix is broadcast), and copied otherwise.
+fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
+    let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
+        let (x, h) = (&inputs[k], &host[k]);
+        match crate::shape::matrix_batch_stride(x.shape(), h.layout) {
+            Some(stride) => (std::borrow::Cow::Borrowed(h.words), h.layout.offset, stride),
+            None => {
+                let words = contiguous(x, h).expect("a float32 copy cannot fail");
+                let n = x.ndim();
+                (
+                    std::borrow::Cow::Owned(words),
+                    0,
+                    x.shape()[n - 2] * x.shape()[n - 1],
+                )
+            }
+        }
+    };
+    let (a, b) = (operand(0), operand(1));
+    let shape = node.shape();
+    let n = shape.len();
+    let k = inputs[0].shape()[n - 1];
+    let batch = crate::shape::numel(&shape[..n - 2]);
+    let out = matmul::matmul(
+        batch,
+        shape[n - 2],
+        shape[n - 1],
+        k,
+        (bytemuck::cast_slice(&a.0), a.1, a.2),
+        (bytemuck::cast_slice(&b.0), b.1, b.2),
+    );
+    bytemuck::cast_vec(out)
 }

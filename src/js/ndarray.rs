@@ -210,6 +210,11 @@ impl NdArray {
         ops::slice(self, start, stop, strides, opts)
     }
 
+    /// `matmul(this, other, opts?)`.
+    pub fn matmul(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+        ops::matmul(self, other, opts)
+    }
+
     /// `mean(this, {axis?, keepdims?, stream?})`.
     pub fn mean(&self, opts: JsValue) -> JsResult<NdArray> {
         ops::mean(self, opts)

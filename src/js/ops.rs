@@ -281,3 +281,94 @@ pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, _, device) = js(reduction_options("softmax", &opts))?;
     js(ops::softmax(x.array(), axes.as_deref(), device)).map(NdArray::new)
 }
+
+/// `matmul(a, b, opts?)`: batched, with broadcasting of batch axes; float32.
+#[wasm_bindgen]
+pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(device_option("matmul", &opts))?;
+    js(ops::matmul(a.array(), b.array(), device)).map(NdArray::new)
+}
+
+/// `opts.dtype`, or `default`.
+fn dtype_option(op: &'static str, opts: &JsValue, default: DType) -> Result<DType> {
+    Ok(Options::parse(op, opts)?.dtype()?.unwrap_or(default))
+}
+
+fn number(op: &str, what: &str, value: &JsValue) -> Result<f64> {
+    value
+        .as_f64()
+        .ok_or_else(|| Error::Value(format!("{op}: {what} must be a number")))
+}
+
+/// `zeros(shape, {dtype?})`.
+#[wasm_bindgen]
+pub fn zeros(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let shape = js(shape_of("zeros", &shape))?;
+    let dtype = js(dtype_option("zeros", &opts, DType::Float32))?;
+    js(ops::zeros(&shape, dtype)).map(NdArray::new)
+}
+
+/// `ones(shape, {dtype?})`.
+#[wasm_bindgen]
+pub fn ones(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let shape = js(shape_of("ones", &shape))?;
+    let dtype = js(dtype_option("ones", &opts, DType::Float32))?;
+    js(ops::ones(&shape, dtype)).map(NdArray::new)
+}
+
+/// `full(shape, value, {dtype?})`: `float32` for a number and `bool` for a boolean by default.
+#[wasm_bindgen]
+pub fn full(shape: JsValue, value: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let shape = js(shape_of("full", &shape))?;
+    let (x, default) = match value.as_bool() {
+        Some(b) => (f64::from(u8::from(b)), DType::Bool),
+        None => (js(number("full", "the value", &value))?, DType::Float32),
+    };
+    let dtype = js(dtype_option("full", &opts, default))?;
+    js(ops::full(&shape, x, dtype)).map(NdArray::new)
+}
+
+/// `arange(stop)`, `arange(start, stop, step?, {dtype?})`: like NumPy; `float32` by default.
+/// An options object may stand in place of any omitted trailing argument.
+#[wasm_bindgen]
+pub fn arange(start: JsValue, stop: JsValue, step: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let is_number = |v: &JsValue| v.as_f64().is_some();
+    let args: Vec<&JsValue> = [&start, &stop, &step]
+        .into_iter()
+        .take_while(|v| is_number(v))
+        .collect();
+    let opts = [&start, &stop, &step, &opts]
+        .into_iter()
+        .find(|v| !is_number(v) && !v.is_undefined())
+        .cloned()
+        .unwrap_or(JsValue::UNDEFINED);
+    let n = |v: &JsValue| v.as_f64().unwrap_or_default();
+    let (a, b, s) = match args.as_slice() {
+        [stop] => (0.0, n(stop), 1.0),
+        [start, stop] => (n(start), n(stop), 1.0),
+        [start, stop, step] => (n(start), n(stop), n(step)),
+        _ => {
+            return Err(crate::js::error::to_js(Error::Value(
+                "arange: needs a stop, or a start and a stop".into(),
+            )));
+        }
+    };
+    let dtype = js(dtype_option("arange", &opts, DType::Float32))?;
+    js(ops::arange(a, b, s, dtype)).map(NdArray::new)
+}
+
+/// `linspace(start, stop, num, {dtype?})`: `num` values from start to stop, both included.
+#[wasm_bindgen]
+pub fn linspace(start: f64, stop: f64, num: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let count = js(shape_of("linspace", &js_sys::Array::of1(&num).into()))?[0];
+    let dtype = js(dtype_option("linspace", &opts, DType::Float32))?;
+    js(ops::linspace(start, stop, count, dtype)).map(NdArray::new)
+}
+
+/// `eye(n, {dtype?})`: the identity matrix.
+#[wasm_bindgen]
+pub fn eye(n: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let n = js(shape_of("eye", &js_sys::Array::of1(&n).into()))?[0];
+    let dtype = js(dtype_option("eye", &opts, DType::Float32))?;
+    js(ops::eye(n, dtype)).map(NdArray::new)
+}

@@ -2,11 +2,15 @@
 //! compute nothing.
 
 pub mod binary;
+pub mod creation;
+pub mod matmul;
 pub mod reduce;
 pub mod shape;
 pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
+pub use creation::{arange, eye, full, linspace, ones, zeros};
+pub use matmul::matmul;
 pub use reduce::{logsumexp, mean, reduce, softmax};
 pub use shape::{broadcast_to, expand_dims, flatten, reshape, slice, squeeze, transpose};
 pub use unary::{astype, unary};

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod elementwise;
+pub mod matmul;
 pub mod reduce;
 pub mod select;
 pub mod unary;
@@ -54,6 +55,7 @@ pub fn eval(
             let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
             return reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len);
         }
+        Primitive::Matmul => return eval_matmul(gpu, batch, node, inputs, data),
         _ => {}
     }
     let shape = node.shape();
@@ -88,7 +90,9 @@ pub fn eval(
                 Box::new(move || select::source(c, x, y, out)),
             )
         }
-        Primitive::View(_) | Primitive::Reduce(..) => unreachable!("handled above"),
+        Primitive::View(_) | Primitive::Reduce(..) | Primitive::Matmul => {
+            unreachable!("handled above")
+        }
     };
     elementwise::dispatch(gpu, batch, &key, source, shape, &operands)
 }
@@ -118,6 +122,52 @@ pub fn grid_for(threads: usize, max_per_dimension: u32) -> (u32, u32) {
     let x = groups.min(max_per_dimension as u64);
     let y = groups.div_ceil(x);
     (x as u32, y as u32)
+}
+
+/// Matmul of two float32 inputs broadcast to one batch shape; an input whose matrices cannot be
+/// walked in place is copied first.
+fn eval_matmul(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    node: &Array,
+    inputs: &[Array],
+    data: &[GpuInput],
+) -> Result<wgpu::Buffer> {
+    let mut copies = Vec::new();
+    let mut placement = Vec::new();
+    for (x, d) in inputs.iter().zip(data) {
+        match crate::shape::matrix_batch_stride(x.shape(), d.layout) {
+            Some(stride) => placement.push((None, d.layout.offset, stride)),
+            None => {
+                copies.push(contiguous(gpu, batch, x, d)?);
+                let n = x.ndim();
+                placement.push((
+                    Some(copies.len() - 1),
+                    0,
+                    x.shape()[n - 2] * x.shape()[n - 1],
+                ));
+            }
+        }
+    }
+    let operand = |k: usize| matmul::MatrixOperand {
+        buffer: placement[k].0.map_or(data[k].buffer, |c| &copies[c]),
+        offset: placement[k].1,
+        batch_stride: placement[k].2,
+    };
+    let shape = node.shape();
+    let n = shape.len();
+    let k = inputs[0].shape()[n - 1];
+    let count = crate::shape::numel(&shape[..n - 2]);
+    matmul::dispatch(
+        gpu,
+        batch,
+        count,
+        shape[n - 2],
+        shape[n - 1],
+        k,
+        operand(0),
+        operand(1),
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,88 @@
+//! `matmul` with MLX's rules: 1-D operands are promoted to matrices and the added axis removed
+//! from the result, and batch axes broadcast.
+
+use crate::array::Array;
+use crate::dtype::{DType, promote};
+use crate::error::{Error, Result};
+use crate::ops::{broadcast_to, reshape};
+use crate::primitive::Primitive;
+use crate::shape::{broadcast_shapes, fmt_shape};
+use crate::stream::Device;
+
+/// The matrix product `a @ b`, batched over leading axes; float32 only, as in MLX.
+///
+/// ```
+/// use tandem::{Array, Device, ops::matmul};
+/// let a = Array::from_f32(&[0.0; 24], &[2, 3, 4]).unwrap();
+/// let b = Array::from_f32(&[0.0; 20], &[4, 5]).unwrap();
+/// assert_eq!(matmul(&a, &b, Device::Cpu).unwrap().shape(), &[2, 3, 5]);
+/// ```
+pub fn matmul(a: &Array, b: &Array, device: Device) -> Result<Array> {
+    if a.ndim() == 0 || b.ndim() == 0 {
+        return Err(Error::Value(
+            "matmul: scalars are not matrices; use multiply".into(),
+        ));
+    }
+    let dtype = promote(a.dtype(), b.dtype());
+    if dtype != DType::Float32 {
+        return Err(Error::DType(format!(
+            "matmul: only float32 is supported, got {} and {}",
+            a.dtype().name(),
+            b.dtype().name()
+        )));
+    }
+    let a2 = if a.ndim() == 1 {
+        reshape(a, &[1, a.size() as isize], device)?
+    } else {
+        a.clone()
+    };
+    let b2 = if b.ndim() == 1 {
+        reshape(b, &[b.size() as isize, 1], device)?
+    } else {
+        b.clone()
+    };
+    let (ra, rb) = (a2.ndim(), b2.ndim());
+    let (m, k, k2, n) = (
+        a2.shape()[ra - 2],
+        a2.shape()[ra - 1],
+        b2.shape()[rb - 2],
+        b2.shape()[rb - 1],
+    );
+    if k != k2 {
+        return Err(Error::Shape(format!(
+            "matmul: shapes {} and {} do not fit: the inner dimensions are {k} and {k2}",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        )));
+    }
+    let batch = broadcast_shapes("matmul", &a2.shape()[..ra - 2], &b2.shape()[..rb - 2])?;
+    let with = |tail: [usize; 2]| [batch.clone(), tail.to_vec()].concat();
+    let a3 = cast_and_broadcast(&a2, &with([m, k]), device)?;
+    let b3 = cast_and_broadcast(&b2, &with([k, n]), device)?;
+    let out = Array::from_primitive(Primitive::Matmul, vec![a3, b3], with([m, n]), dtype, device);
+    let mut shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
+    if b.ndim() == 1 {
+        shape.pop();
+    }
+    if a.ndim() == 1 {
+        shape.remove(shape.len() - usize::from(b.ndim() != 1) - 1);
+    }
+    if a.ndim() == 1 || b.ndim() == 1 {
+        reshape(&out, &shape, device)
+    } else {
+        Ok(out)
+    }
+}
+
+fn cast_and_broadcast(x: &Array, shape: &[usize], device: Device) -> Result<Array> {
+    let x = if x.dtype() == DType::Float32 {
+        x.clone()
+    } else {
+        crate::ops::astype(x, DType::Float32, device)
+    };
+    if x.shape() == shape {
+        Ok(x)
+    } else {
+        broadcast_to(&x, shape, device)
+    }
+}
