@@ -304,5 +304,7 @@ pub enum Primitive {
     Reduce(ReduceOp, usize),
     /// Batched matrix product of inputs already broadcast to one batch shape.
     Matmul,
+    /// The inputs joined along an axis (their dtypes converted to the node's).
+    Concatenate(usize),
     View(View),
 }

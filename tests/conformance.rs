@@ -639,3 +639,84 @@ fn matmul_rejects_mismatched_and_integer_operands() {
         "DTypeError"
     );
 }
+
+#[test]
+fn concatenate_matches_the_cpu_and_split_undoes_it() {
+    let runtime = gpu_runtime();
+    let parts = prop::collection::vec((0usize..4, dtype_strategy(), layout_strategy()), 1..4);
+    let base = prop::collection::vec(1usize..5, 1..=3);
+    let cases = (base, parts, any::<prop::sample::Index>(), any::<u64>());
+    runner(80)
+        .run(&cases, |(base, parts, axis, seed)| {
+            let axis = axis.index(base.len());
+            let arrays: Vec<Array> = parts
+                .iter()
+                .enumerate()
+                .map(|(i, &(extent, dtype, layout))| {
+                    let mut shape = base.clone();
+                    shape[axis] = extent;
+                    operand(&shape, dtype, seed + i as u64, layout, random_words)
+                })
+                .collect();
+            let what = format!("concatenate({parts:?} on {base:?}, axis {axis}) seed {seed}");
+            compare(&runtime, &what, (0.0, 0.0), |device| {
+                ops::concatenate(&arrays, axis as isize, device).unwrap()
+            });
+            let joined = ops::concatenate(&arrays, axis as isize, Device::Gpu).unwrap();
+            let mut edges = Vec::new();
+            let mut at = 0isize;
+            for &(extent, _, _) in &parts[..parts.len() - 1] {
+                at += extent as isize;
+                edges.push(at);
+            }
+            let pieces = ops::split(
+                &joined,
+                ops::SplitAt::Indices(&edges),
+                axis as isize,
+                Device::Gpu,
+            )
+            .unwrap();
+            for (piece, original) in pieces.iter().zip(&arrays) {
+                let restored = ops::astype(original, joined.dtype(), Device::Cpu);
+                prop_assert_eq!(words(&runtime, piece), words(&runtime, &restored));
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn stack_adds_an_axis_and_split_checks_its_sections() {
+    let runtime = gpu_runtime();
+    let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+    let b = Array::from_f32(&[4.0, 5.0, 6.0], &[3]).unwrap();
+    let s = ops::stack(&[a.clone(), b.clone()], -1, Device::Gpu).unwrap();
+    assert_eq!(s.shape(), &[3, 2]);
+    assert_eq!(
+        pollster::block_on(s.to_f32_vec(&runtime)).unwrap(),
+        vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    );
+    let parts = ops::split(&s, ops::SplitAt::Sections(3), 0, Device::Cpu).unwrap();
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[2].shape(), &[1, 2]);
+    assert_eq!(
+        ops::split(&s, ops::SplitAt::Sections(2), 0, Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ValueError"
+    );
+    let c = Array::from_f32(&[0.0; 4], &[4]).unwrap();
+    assert_eq!(
+        ops::stack(&[a.clone(), c.clone()], 0, Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ShapeError"
+    );
+    let m = Array::from_f32(&[0.0; 4], &[2, 2]).unwrap();
+    assert_eq!(
+        ops::concatenate(&[a, m], 0, Device::Cpu)
+            .unwrap_err()
+            .kind(),
+        "ShapeError"
+    );
+}

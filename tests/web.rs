@@ -559,3 +559,49 @@ async fn matmul_and_creation_ops_on_webgpu() {
     let o = ones(floats(&[2.0]), JsValue::UNDEFINED).unwrap();
     assert_eq!(to_vec(&add(&z, &o, gpu()).unwrap()).await, vec![1.0; 4]);
 }
+
+#[wasm_bindgen_test]
+async fn concatenate_stack_and_split_on_webgpu() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let a = array(
+        floats(&[1.0, 2.0, 3.0, 4.0]),
+        options(&[("shape", floats(&[2.0, 2.0]))]),
+    )
+    .unwrap();
+    let b = array(
+        floats(&[5.0, 6.0]),
+        options(&[("shape", floats(&[2.0, 1.0]))]),
+    )
+    .unwrap();
+    let list: JsValue = JsArray::of2(
+        &JsValue::from(a.clone_handle()),
+        &JsValue::from(b.clone_handle()),
+    )
+    .into();
+    let joined = concatenate(
+        list,
+        options(&[("axis", 1.into()), ("stream", "gpu".into())]),
+    )
+    .unwrap();
+    assert_eq!(to_vec(&joined).await, vec![1.0, 2.0, 5.0, 3.0, 4.0, 6.0]);
+    let parts = split(&joined, floats(&[2.0]), options(&[("axis", (-1).into())])).unwrap();
+    assert_eq!(parts.length(), 2);
+    let stacked = stack(
+        JsArray::of2(
+            &JsValue::from(a.clone_handle()),
+            &JsValue::from(a.clone_handle()),
+        )
+        .into(),
+        gpu(),
+    )
+    .unwrap();
+    assert_eq!(stacked.shape().length(), 3);
+    // The originals are still usable: passing them in a list does not take them.
+    assert_eq!(to_vec(&a).await, vec![1.0, 2.0, 3.0, 4.0]);
+    let not_arrays: JsValue = JsArray::of1(&JsValue::from_f64(1.0)).into();
+    assert_eq!(
+        error_name(concatenate(not_arrays, JsValue::UNDEFINED)),
+        "ValueError"
+    );
+}

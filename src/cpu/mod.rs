@@ -44,6 +44,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             ));
         }
         Primitive::Matmul => return Ok(eval_matmul(node, inputs, host)),
+        Primitive::Concatenate(axis) => return concatenate(node, axis, inputs, host),
         _ => {}
     }
     let shape = node.shape();
@@ -71,7 +72,10 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             operand(1),
             operand(2),
         )),
-        Primitive::View(_) | Primitive::Reduce(..) | Primitive::Matmul => {
+        Primitive::View(_)
+        | Primitive::Reduce(..)
+        | Primitive::Matmul
+        | Primitive::Concatenate(_) => {
             unreachable!("handled above")
         }
     }
@@ -120,4 +124,29 @@ fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
         (bytemuck::cast_slice(&b.0), b.1, b.2),
     );
     bytemuck::cast_vec(out)
+}
+
+/// The inputs, converted to the node's dtype, laid side by side along `axis`.
+fn concatenate(
+    node: &Array,
+    axis: usize,
+    inputs: &[Array],
+    host: &[HostInput],
+) -> Result<Vec<u32>> {
+    let shape = node.shape();
+    let inner = crate::shape::numel(&shape[axis + 1..]);
+    let outer = crate::shape::numel(&shape[..axis]);
+    let row = shape[axis] * inner;
+    let mut out = vec![0u32; node.size()];
+    let mut start = 0;
+    for (x, h) in inputs.iter().zip(host) {
+        let words = cast::cast(&contiguous(x, h)?, x.dtype(), node.dtype()).into_owned();
+        let chunk = x.shape()[axis] * inner;
+        for o in 0..outer {
+            out[o * row + start..o * row + start + chunk]
+                .copy_from_slice(&words[o * chunk..(o + 1) * chunk]);
+        }
+        start += chunk;
+    }
+    Ok(out)
 }

@@ -1,5 +1,8 @@
 //! `NDArray`: the JS handle to a core [`Array`].
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -12,19 +15,44 @@ use crate::js::runtime::current;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::fmt_shape;
 
+thread_local! {
+    /// Every live `NDArray` by handle, so that arrays passed inside JS containers (the list of
+    /// `concatenate`) can be found without taking them from their owners.
+    static LIVE: RefCell<HashMap<u32, Array>> = RefCell::new(HashMap::new());
+    static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
+}
+
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
 #[wasm_bindgen(js_name = NDArray)]
 pub struct NdArray {
     array: Array,
+    handle: u32,
 }
 
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
-        NdArray { array }
+        let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1)));
+        LIVE.with(|live| live.borrow_mut().insert(handle, array.clone()));
+        NdArray { array, handle }
     }
 
     pub fn array(&self) -> &Array {
         &self.array
+    }
+
+    /// Another `NDArray` for the same array (JS gets a distinct object with its own handle).
+    pub fn clone_handle(&self) -> NdArray {
+        NdArray::new(self.array.clone())
+    }
+
+    /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
+    pub fn from_js(op: &str, value: &JsValue) -> Result<Array, Error> {
+        let handle = js_sys::Reflect::get(value, &"__handle".into())
+            .ok()
+            .and_then(|h| h.as_f64())
+            .ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;
+        LIVE.with(|live| live.borrow().get(&(handle as u32)).cloned())
+            .ok_or_else(|| Error::Value(format!("{op}: the NDArray has been freed")))
     }
 
     /// Evaluates and reads back on the runtime, then converts the words with `convert`.
@@ -41,8 +69,20 @@ impl NdArray {
     }
 }
 
+impl Drop for NdArray {
+    fn drop(&mut self) {
+        LIVE.with(|live| live.borrow_mut().remove(&self.handle));
+    }
+}
+
 #[wasm_bindgen(js_class = NDArray)]
 impl NdArray {
+    /// The handle that finds this array among the live ones (internal).
+    #[wasm_bindgen(getter, js_name = "__handle")]
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
     /// The dimensions, outermost first.
     #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
     pub fn shape(&self) -> js_sys::Array {

@@ -372,3 +372,70 @@ pub fn eye(n: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let dtype = js(dtype_option("eye", &opts, DType::Float32))?;
     js(ops::eye(n, dtype)).map(NdArray::new)
 }
+
+/// The NDArrays of a JS array.
+fn arrays_of(op: &str, list: &JsValue) -> Result<Vec<Array>> {
+    if !js_sys::Array::is_array(list) {
+        return Err(Error::Value(format!("{op}: expected an array of NDArrays")));
+    }
+    js_sys::Array::from(list)
+        .iter()
+        .map(|v| NdArray::from_js(op, &v))
+        .collect()
+}
+
+/// `opts.axis` as one axis (default 0) and the device.
+fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Device)> {
+    let parsed = Options::parse(op, opts)?;
+    let device = parsed.device()?.unwrap_or_else(default_device);
+    let axis = match parsed.axes()?.as_deref() {
+        None => 0,
+        Some([axis]) => *axis,
+        Some(_) => return Err(Error::Value(format!("{op}: opts.axis must be one axis"))),
+    };
+    Ok((axis, device))
+}
+
+/// `concatenate(arrays, {axis?, stream?})`: joined along `axis` (default 0).
+#[wasm_bindgen]
+pub fn concatenate(arrays: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let arrays = js(arrays_of("concatenate", &arrays))?;
+    let (axis, device) = js(axis_option("concatenate", &opts))?;
+    js(ops::concatenate(&arrays, axis, device)).map(NdArray::new)
+}
+
+/// `stack(arrays, {axis?, stream?})`: along a new axis (default 0).
+#[wasm_bindgen]
+pub fn stack(arrays: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let arrays = js(arrays_of("stack", &arrays))?;
+    let (axis, device) = js(axis_option("stack", &opts))?;
+    js(ops::stack(&arrays, axis, device)).map(NdArray::new)
+}
+
+/// `split(x, indicesOrSections, {axis?, stream?})`: a number of equal sections, or the
+/// indices to cut at; returns an array of NDArray views.
+#[wasm_bindgen(unchecked_return_type = "NDArray[]")]
+pub fn split(x: &NdArray, indices_or_sections: JsValue, opts: JsValue) -> JsResult<js_sys::Array> {
+    let (axis, device) = js(axis_option("split", &opts))?;
+    let indices;
+    let how = match indices_or_sections.as_f64() {
+        Some(n) if n >= 1.0 && n.fract() == 0.0 => ops::SplitAt::Sections(n as usize),
+        Some(_) => {
+            let err = Error::Value("split: sections must be a positive integer".into());
+            return Err(crate::js::error::to_js(err));
+        }
+        None => {
+            indices = js(integers_of(
+                "split",
+                "indicesOrSections",
+                &indices_or_sections,
+            ))?;
+            ops::SplitAt::Indices(&indices)
+        }
+    };
+    let parts = js(ops::split(x.array(), how, axis, device))?;
+    Ok(parts
+        .into_iter()
+        .map(|p| JsValue::from(NdArray::new(p)))
+        .collect())
+}

@@ -12,5 +12,8 @@ pub use binary::{add, binary, clip, where_};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
 pub use matmul::matmul;
 pub use reduce::{logsumexp, mean, reduce, softmax};
-pub use shape::{broadcast_to, expand_dims, flatten, reshape, slice, squeeze, transpose};
+pub use shape::{
+    SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
+    stack, transpose,
+};
 pub use unary::{astype, unary};

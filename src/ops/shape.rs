@@ -2,9 +2,12 @@
 //! `primitive::View`); only a reshape of a non-contiguous array copies.
 
 use crate::array::Array;
+use crate::dtype::promote;
 use crate::error::{Error, Result};
 use crate::primitive::{Primitive, View};
-use crate::shape::{broadcast_shapes, fmt_shape, normalize_axes, normalize_slice_axis, numel};
+use crate::shape::{
+    broadcast_shapes, fmt_shape, normalize_axes, normalize_axis, normalize_slice_axis, numel,
+};
 use crate::stream::Device;
 
 fn view(x: &Array, view: View, shape: Vec<usize>, device: Device) -> Array {
@@ -166,4 +169,96 @@ pub fn slice(
     }
     let step = strides.to_vec();
     Ok(view(x, View::Slice { start: first, step }, shape, device))
+}
+
+/// The arrays joined along `axis`; their dtypes promote together.
+pub fn concatenate(arrays: &[Array], axis: isize, device: Device) -> Result<Array> {
+    let first = arrays
+        .first()
+        .ok_or_else(|| Error::Value("concatenate: needs at least one array".into()))?;
+    let axis = normalize_axis("concatenate", axis, first.ndim())?;
+    let mut shape = first.shape().to_vec();
+    let mut dtype = first.dtype();
+    for x in &arrays[1..] {
+        let fits = x.ndim() == first.ndim()
+            && (0..x.ndim()).all(|a| a == axis || x.shape()[a] == first.shape()[a]);
+        if !fits {
+            return Err(Error::Shape(format!(
+                "concatenate: shape {} does not match {} outside axis {axis}",
+                fmt_shape(x.shape()),
+                fmt_shape(first.shape())
+            )));
+        }
+        shape[axis] += x.shape()[axis];
+        dtype = promote(dtype, x.dtype());
+    }
+    let primitive = Primitive::Concatenate(axis);
+    Ok(Array::from_primitive(
+        primitive,
+        arrays.to_vec(),
+        shape,
+        dtype,
+        device,
+    ))
+}
+
+/// The arrays, all of one shape, stacked along a new axis.
+pub fn stack(arrays: &[Array], axis: isize, device: Device) -> Result<Array> {
+    let first = arrays
+        .first()
+        .ok_or_else(|| Error::Value("stack: needs at least one array".into()))?;
+    if let Some(x) = arrays.iter().find(|x| x.shape() != first.shape()) {
+        return Err(Error::Shape(format!(
+            "stack: all arrays need one shape, but {} differs from {}",
+            fmt_shape(x.shape()),
+            fmt_shape(first.shape())
+        )));
+    }
+    let expanded = arrays
+        .iter()
+        .map(|x| expand_dims(x, &[axis], device))
+        .collect::<Result<Vec<_>>>()?;
+    let axis = normalize_axis("stack", axis, first.ndim() + 1)?;
+    concatenate(&expanded, axis as isize, device)
+}
+
+/// How `split` divides an axis: into equal sections, or at indices.
+pub enum SplitAt<'a> {
+    Sections(usize),
+    Indices(&'a [isize]),
+}
+
+/// `x` cut along `axis` into views.
+pub fn split(x: &Array, at: SplitAt, axis: isize, device: Device) -> Result<Vec<Array>> {
+    let axis = normalize_axis("split", axis, x.ndim())?;
+    let extent = x.shape()[axis] as isize;
+    let bounds: Vec<isize> = match at {
+        SplitAt::Sections(0) => return Err(Error::Value("split: 0 sections".into())),
+        SplitAt::Sections(n) if extent % n as isize != 0 => {
+            return Err(Error::Value(format!(
+                "split: axis {axis} of extent {extent} does not divide into {n} equal sections"
+            )));
+        }
+        SplitAt::Sections(n) => (1..n as isize).map(|i| i * extent / n as isize).collect(),
+        SplitAt::Indices(indices) => indices.to_vec(),
+    };
+    let mut edges = vec![0isize];
+    edges.extend(bounds.iter().map(|&b| {
+        if b < 0 {
+            (b + extent).max(0)
+        } else {
+            b.min(extent)
+        }
+    }));
+    edges.push(extent);
+    edges
+        .windows(2)
+        .map(|w| {
+            let mut start = vec![0isize; x.ndim()];
+            let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+            start[axis] = w[0];
+            stop[axis] = w[1].max(w[0]);
+            slice(x, &start, &stop, None, device)
+        })
+        .collect()
 }

@@ -34,14 +34,43 @@ pub fn dispatch(
     shape: &[usize],
     operands: &[Operand],
 ) -> Result<wgpu::Buffer> {
+    let out = create_storage(gpu, numel(shape))?;
+    record(gpu, batch, key, source, shape, operands, None, &out)?;
+    Ok(out)
+}
+
+/// Where a kernel that writes through strides (`copy_into.wgsl`) puts element `i`: the offset
+/// and strides of the output over the dispatch's shape. It takes the `Dims` slot after the
+/// operands.
+pub struct Placement<'a> {
+    pub strides: &'a [isize],
+    pub offset: usize,
+}
+
+/// Records one elementwise dispatch over `shape` that writes into `out`, at element `i` or,
+/// for kernels that read a placement, wherever it says.
+#[allow(clippy::too_many_arguments)]
+pub fn record(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    key: &str,
+    source: impl FnOnce() -> String,
+    shape: &[usize],
+    operands: &[Operand],
+    placement: Option<Placement>,
+    out: &wgpu::Buffer,
+) -> Result<()> {
     let len = numel(shape);
-    let out = create_storage(gpu, len)?;
     if len == 0 {
-        return Ok(out);
+        return Ok(());
     }
     let pipeline = gpu.pipelines.get_or_create(&gpu.device, key, source);
-    let strides: Vec<&[isize]> = operands.iter().map(|o| &o.strides[..]).collect();
-    let offsets: Vec<usize> = operands.iter().map(|o| o.offset).collect();
+    let mut strides: Vec<&[isize]> = operands.iter().map(|o| &o.strides[..]).collect();
+    let mut offsets: Vec<usize> = operands.iter().map(|o| o.offset).collect();
+    if let Some(p) = &placement {
+        strides.push(p.strides);
+        offsets.push(p.offset);
+    }
     let params = uniform_words(gpu, &dims_words(key, shape, &strides, &offsets)?);
     let mut entries = vec![entry(0, &params)];
     entries.extend(
@@ -50,7 +79,7 @@ pub fn dispatch(
             .enumerate()
             .map(|(k, o)| entry(k as u32 + 1, o.buffer)),
     );
-    entries.push(entry(operands.len() as u32 + 1, &out));
+    entries.push(entry(operands.len() as u32 + 1, out));
     let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(key),
         layout: &pipeline.get_bind_group_layout(0),
@@ -67,7 +96,7 @@ pub fn dispatch(
     pass.set_bind_group(0, &bind_group, &[]);
     pass.dispatch_workgroups(x, y, 1);
     drop(pass);
-    Ok(out)
+    Ok(())
 }
 
 fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {

@@ -10,7 +10,7 @@ pub mod select;
 pub mod unary;
 
 use crate::array::Array;
-use crate::dtype::promote;
+use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::CommandBatch;
@@ -56,6 +56,7 @@ pub fn eval(
             return reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len);
         }
         Primitive::Matmul => return eval_matmul(gpu, batch, node, inputs, data),
+        Primitive::Concatenate(axis) => return concatenate(gpu, batch, node, axis, inputs, data),
         _ => {}
     }
     let shape = node.shape();
@@ -90,11 +91,66 @@ pub fn eval(
                 Box::new(move || select::source(c, x, y, out)),
             )
         }
-        Primitive::View(_) | Primitive::Reduce(..) | Primitive::Matmul => {
+        Primitive::View(_)
+        | Primitive::Reduce(..)
+        | Primitive::Matmul
+        | Primitive::Concatenate(_) => {
             unreachable!("handled above")
         }
     };
     elementwise::dispatch(gpu, batch, &key, source, shape, &operands)
+}
+
+/// Each input copied, converted to the node's dtype, into its slab of one output buffer.
+fn concatenate(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    node: &Array,
+    axis: usize,
+    inputs: &[Array],
+    data: &[GpuInput],
+) -> Result<wgpu::Buffer> {
+    let out = crate::gpu::encoder::create_storage(gpu, node.size())?;
+    let out_strides = crate::shape::contiguous_strides(node.shape());
+    let mut start = 0;
+    for (x, d) in inputs.iter().zip(data) {
+        let (from, to) = (x.dtype(), node.dtype());
+        let input = Operand {
+            buffer: d.buffer,
+            strides: d.layout.strides.clone(),
+            offset: d.layout.offset,
+        };
+        let placement = elementwise::Placement {
+            strides: &out_strides,
+            offset: start * out_strides[axis] as usize,
+        };
+        let key = format!("copy_into:{}:{}", from.name(), to.name());
+        let source = || copy_into_source(from, to);
+        elementwise::record(
+            gpu,
+            batch,
+            &key,
+            source,
+            x.shape(),
+            &[input],
+            Some(placement),
+            &out,
+        )?;
+        start += x.shape()[axis];
+    }
+    Ok(out)
+}
+
+/// The strided copy kernel converting `from` to `to`.
+pub fn copy_into_source(from: DType, to: DType) -> String {
+    format!(
+        "alias In = {};\nalias Out = {};\nfn op(x: In) -> Out {{ return {}; }}\n{}\n{}",
+        elementwise::wgsl_type(from),
+        elementwise::wgsl_type(to),
+        elementwise::convert("x", from, to),
+        elementwise::PRELUDE,
+        include_str!("../kernels/copy_into.wgsl"),
+    )
 }
 
 /// A row-major copy of an input.
