@@ -258,6 +258,29 @@ impl ReduceOp {
     }
 }
 
+/// What a random node draws. Parameters are kept as `f32` bits so primitives stay hashable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Distribution {
+    /// Uniform in [low, high).
+    Uniform { low: u32, high: u32 },
+    /// Normal with mean `loc` and standard deviation `scale`.
+    Normal { loc: u32, scale: u32 },
+}
+
+impl Distribution {
+    /// Whether it is the normal distribution, and its two parameters.
+    pub fn parts(self) -> (bool, f32, f32) {
+        match self {
+            Distribution::Uniform { low, high } => {
+                (false, f32::from_bits(low), f32::from_bits(high))
+            }
+            Distribution::Normal { loc, scale } => {
+                (true, f32::from_bits(loc), f32::from_bits(scale))
+            }
+        }
+    }
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -306,5 +329,7 @@ pub enum Primitive {
     Matmul,
     /// The inputs joined along an axis (their dtypes converted to the node's).
     Concatenate(usize),
+    /// Counter-based random numbers under a key; no inputs.
+    Random([u32; 2], Distribution),
     View(View),
 }

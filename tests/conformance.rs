@@ -720,3 +720,39 @@ fn stack_adds_an_axis_and_split_checks_its_sections() {
         "ShapeError"
     );
 }
+
+#[test]
+fn the_same_key_draws_the_same_numbers_on_both_devices() {
+    let runtime = gpu_runtime();
+    for (normal, shape) in [(false, vec![1000]), (true, vec![17, 33]), (false, vec![0])] {
+        let draw = |device| {
+            if normal {
+                ops::random::normal(&shape, [3, 4], 1.0, 2.0, device).unwrap()
+            } else {
+                ops::random::uniform(&shape, [3, 4], -1.0, 1.0, device).unwrap()
+            }
+        };
+        let (on_gpu, on_cpu) = (
+            words(&runtime, &draw(Device::Gpu)),
+            words(&runtime, &draw(Device::Cpu)),
+        );
+        let tolerance = if normal { (1e-5, 1e-6) } else { (0.0, 0.0) };
+        assert_matches(
+            "random",
+            DType::Float32,
+            &on_gpu,
+            &on_cpu,
+            tolerance.0,
+            tolerance.1,
+        );
+    }
+    let other = words(
+        &runtime,
+        &ops::random::uniform(&[8], [3, 5], 0.0, 1.0, Device::Gpu).unwrap(),
+    );
+    let first = words(
+        &runtime,
+        &ops::random::uniform(&[8], [3, 4], 0.0, 1.0, Device::Gpu).unwrap(),
+    );
+    assert_ne!(other, first, "another key draws other numbers");
+}

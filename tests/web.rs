@@ -605,3 +605,38 @@ async fn concatenate_stack_and_split_on_webgpu() {
         "ValueError"
     );
 }
+
+#[wasm_bindgen_test]
+async fn seeded_random_arrays_repeat_and_agree_across_devices() {
+    use tandem::js::random::*;
+    runtime_info().await;
+    let shape = || floats(&[3.0, 5.0]);
+    random_seed(42.0).unwrap();
+    let first = to_vec(&random_uniform(shape(), gpu()).unwrap()).await;
+    let second = to_vec(&random_normal(shape(), gpu()).unwrap()).await;
+    random_seed(42.0).unwrap();
+    let again = to_vec(&random_uniform(shape(), cpu()).unwrap()).await;
+    let normal_again = to_vec(&random_normal(shape(), cpu()).unwrap()).await;
+    assert_eq!(
+        first, again,
+        "the same seed replays the same uniform draws, on either device"
+    );
+    for (g, c) in second.iter().zip(&normal_again) {
+        assert!((g - c).abs() <= 1e-5 * c.abs().max(1.0), "{g} vs {c}");
+    }
+    assert!(first.iter().all(|v| (0.0..1.0).contains(v)));
+    let keyed = options(&[
+        ("key", 7.into()),
+        ("low", (-3.0).into()),
+        ("high", 3.0.into()),
+    ]);
+    let a = to_vec(&random_uniform(shape(), keyed.clone()).unwrap()).await;
+    let b = to_vec(&random_uniform(shape(), keyed).unwrap()).await;
+    assert_eq!(a, b, "an explicit key is reproducible without reseeding");
+    assert_eq!(
+        error_name(
+            random_seed(-1.0).map(|_| NdArray::new(tandem::Array::from_f32(&[], &[0]).unwrap()))
+        ),
+        "ValueError"
+    );
+}

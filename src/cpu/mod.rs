@@ -5,6 +5,7 @@ pub mod binary;
 pub mod cast;
 pub mod elementwise;
 pub mod matmul;
+pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod unary;
@@ -28,56 +29,91 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
+    let shape = node.shape();
     match primitive {
+        Primitive::Unary(op) => unary::unary(
+            op,
+            node.dtype(),
+            shape,
+            operand(node, inputs, host, 0).as_operand(),
+        ),
+        Primitive::Binary(op) => {
+            let promoted = promote(inputs[0].dtype(), inputs[1].dtype());
+            let (a, b) = (
+                operand(node, inputs, host, 0),
+                operand(node, inputs, host, 1),
+            );
+            Ok(binary::binary(
+                op,
+                promoted,
+                shape,
+                a.as_operand(),
+                b.as_operand(),
+            ))
+        }
+        Primitive::Where => {
+            let [c, x, y] = [0, 1, 2].map(|k| operand(node, inputs, host, k));
+            Ok(select::select(
+                node.dtype(),
+                shape,
+                c.as_operand(),
+                x.as_operand(),
+                y.as_operand(),
+            ))
+        }
         // A view that cannot share its input's storage: copy the input row-major.
-        Primitive::View(_) => return contiguous(&inputs[0], &host[0]),
+        Primitive::View(_) => contiguous(&inputs[0], &host[0]),
         Primitive::Reduce(op, axes) => {
             let input = &inputs[0];
             let words = contiguous(input, &host[0])?;
             let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
-            return Ok(reduce::reduce_rows(
+            Ok(reduce::reduce_rows(
                 op,
                 input.dtype(),
                 &words,
                 node.size(),
                 row_len,
-            ));
+            ))
         }
-        Primitive::Matmul => return Ok(eval_matmul(node, inputs, host)),
-        Primitive::Concatenate(axis) => return concatenate(node, axis, inputs, host),
-        _ => {}
+        Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
+        Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
+        Primitive::Random(key, distribution) => {
+            let (normal, a, b) = distribution.parts();
+            let draw = if normal {
+                random::normal
+            } else {
+                random::uniform
+            };
+            Ok(draw(key, node.size(), a, b))
+        }
     }
-    let shape = node.shape();
-    let strides: Vec<Vec<isize>> = inputs
-        .iter()
-        .zip(host)
-        .map(|(x, h)| h.layout.broadcast(x.shape(), shape))
-        .collect();
-    let operand = |k: usize| Operand {
+}
+
+/// Input `k` of an elementwise node: its words and layout, with strides over the node's shape.
+struct Broadcast<'a> {
+    words: &'a [u32],
+    dtype: crate::dtype::DType,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl Broadcast<'_> {
+    fn as_operand(&self) -> Operand<'_> {
+        Operand {
+            words: self.words,
+            dtype: self.dtype,
+            strides: &self.strides,
+            offset: self.offset,
+        }
+    }
+}
+
+fn operand<'a>(node: &Array, inputs: &[Array], host: &[HostInput<'a>], k: usize) -> Broadcast<'a> {
+    Broadcast {
         words: host[k].words,
         dtype: inputs[k].dtype(),
-        strides: &strides[k],
+        strides: host[k].layout.broadcast(inputs[k].shape(), node.shape()),
         offset: host[k].layout.offset,
-    };
-    match primitive {
-        Primitive::Unary(op) => unary::unary(op, node.dtype(), shape, operand(0)),
-        Primitive::Binary(op) => {
-            let promoted = promote(inputs[0].dtype(), inputs[1].dtype());
-            Ok(binary::binary(op, promoted, shape, operand(0), operand(1)))
-        }
-        Primitive::Where => Ok(select::select(
-            node.dtype(),
-            shape,
-            operand(0),
-            operand(1),
-            operand(2),
-        )),
-        Primitive::View(_)
-        | Primitive::Reduce(..)
-        | Primitive::Matmul
-        | Primitive::Concatenate(_) => {
-            unreachable!("handled above")
-        }
     }
 }
 

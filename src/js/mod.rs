@@ -6,6 +6,7 @@ pub mod error;
 pub mod ndarray;
 pub mod ops;
 pub mod options;
+pub mod random;
 pub mod runtime;
 
 use wasm_bindgen::prelude::*;

@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod creation;
 pub mod matmul;
+pub mod random;
 pub mod reduce;
 pub mod shape;
 pub mod unary;

@@ -5,6 +5,7 @@
 pub mod binary;
 pub mod elementwise;
 pub mod matmul;
+pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod unary;
@@ -39,9 +40,42 @@ pub fn eval(
     let primitive = node
         .primitive()
         .expect("an unevaluated node has a primitive");
+    let dtypes: Vec<DType> = inputs.iter().map(Array::dtype).collect();
+    let out = node.dtype();
     match primitive {
+        Primitive::Unary(op) => {
+            let source = || unary::source(op, dtypes[0], out);
+            elementwise_node(
+                gpu,
+                batch,
+                node,
+                inputs,
+                data,
+                &unary::key(op, dtypes[0], out),
+                source,
+            )
+        }
+        Primitive::Binary(op) => {
+            let promoted = promote(dtypes[0], dtypes[1]);
+            let source = || binary::source(op, dtypes[0], dtypes[1], promoted);
+            let key = binary::key(op, dtypes[0], dtypes[1], promoted);
+            elementwise_node(gpu, batch, node, inputs, data, &key, source)
+        }
+        Primitive::Where => {
+            let (c, x, y) = (dtypes[0], dtypes[1], dtypes[2]);
+            let source = || select::source(c, x, y, out);
+            elementwise_node(
+                gpu,
+                batch,
+                node,
+                inputs,
+                data,
+                &select::key(c, x, y, out),
+                source,
+            )
+        }
         // A view that cannot share its input's storage: copy the input row-major.
-        Primitive::View(_) => return contiguous(gpu, batch, &inputs[0], &data[0]),
+        Primitive::View(_) => contiguous(gpu, batch, &inputs[0], &data[0]),
         Primitive::Reduce(op, axes) => {
             let input = &inputs[0];
             let dense = data[0].layout.offset == 0 && data[0].layout.is_contiguous(input.shape());
@@ -53,52 +87,36 @@ pub fn eval(
                 &copied
             };
             let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
-            return reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len);
+            reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len)
         }
-        Primitive::Matmul => return eval_matmul(gpu, batch, node, inputs, data),
-        Primitive::Concatenate(axis) => return concatenate(gpu, batch, node, axis, inputs, data),
-        _ => {}
+        Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
+        Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
+        Primitive::Random(key, distribution) => {
+            random::dispatch(gpu, batch, key, distribution, node.size())
+        }
     }
-    let shape = node.shape();
+}
+
+/// An elementwise kernel over the node's shape, each input read through its broadcast strides.
+fn elementwise_node(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    node: &Array,
+    inputs: &[Array],
+    data: &[GpuInput],
+    key: &str,
+    source: impl FnOnce() -> String,
+) -> Result<wgpu::Buffer> {
     let operands: Vec<Operand> = inputs
         .iter()
         .zip(data)
         .map(|(x, d)| Operand {
             buffer: d.buffer,
-            strides: d.layout.broadcast(x.shape(), shape),
+            strides: d.layout.broadcast(x.shape(), node.shape()),
             offset: d.layout.offset,
         })
         .collect();
-    let dtypes: Vec<_> = inputs.iter().map(Array::dtype).collect();
-    let out = node.dtype();
-    let (key, source): (String, Box<dyn FnOnce() -> String>) = match primitive {
-        Primitive::Unary(op) => (
-            unary::key(op, dtypes[0], out),
-            Box::new(move || unary::source(op, dtypes[0], out)),
-        ),
-        Primitive::Binary(op) => {
-            let promoted = promote(dtypes[0], dtypes[1]);
-            let key = binary::key(op, dtypes[0], dtypes[1], promoted);
-            (
-                key,
-                Box::new(move || binary::source(op, dtypes[0], dtypes[1], promoted)),
-            )
-        }
-        Primitive::Where => {
-            let (c, x, y) = (dtypes[0], dtypes[1], dtypes[2]);
-            (
-                select::key(c, x, y, out),
-                Box::new(move || select::source(c, x, y, out)),
-            )
-        }
-        Primitive::View(_)
-        | Primitive::Reduce(..)
-        | Primitive::Matmul
-        | Primitive::Concatenate(_) => {
-            unreachable!("handled above")
-        }
-    };
-    elementwise::dispatch(gpu, batch, &key, source, shape, &operands)
+    elementwise::dispatch(gpu, batch, key, source, node.shape(), &operands)
 }
 
 /// Each input copied, converted to the node's dtype, into its slab of one output buffer.

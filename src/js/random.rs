@@ -1,0 +1,117 @@
+//! `randomSeed`, `randomUniform` and `randomNormal`, and the page's random state: a seed and a
+//! count of calls, from which each call derives its own Philox key. The same seed replays the
+//! same arrays, on either device.
+
+use std::cell::Cell;
+
+use wasm_bindgen::prelude::*;
+
+use crate::cpu::random::derive_key;
+use crate::error::{Error, Result};
+use crate::js::error::{JsResult, js};
+use crate::js::ndarray::NdArray;
+use crate::js::options::{Options, shape_of};
+use crate::js::runtime::default_device;
+use crate::ops;
+use crate::stream::Device;
+
+thread_local! {
+    /// The seed (from the clock until `randomSeed` is called) and the calls made under it.
+    static STATE: Cell<Option<(u64, u32)>> = const { Cell::new(None) };
+}
+
+/// Seeds the generator: later random arrays are a pure function of `seed` and their order.
+#[wasm_bindgen(js_name = randomSeed)]
+pub fn random_seed(seed: f64) -> JsResult<()> {
+    if !(seed.is_finite() && seed >= 0.0 && seed.fract() == 0.0) {
+        return js(Err(Error::Value(format!(
+            "randomSeed: the seed must be a non-negative integer, got {seed}"
+        ))));
+    }
+    STATE.with(|s| s.set(Some((seed as u64, 0))));
+    Ok(())
+}
+
+/// The key for the next call: `opts.key` (a number) if given, else the next one of the seed.
+fn next_key(opts: &Options, op: &str) -> Result<[u32; 2]> {
+    if let Some(key) = opts.get("key") {
+        let k = key
+            .as_f64()
+            .filter(|k| k.is_finite() && *k >= 0.0 && k.fract() == 0.0)
+            .ok_or_else(|| {
+                Error::Value(format!("{op}: opts.key must be a non-negative integer"))
+            })?;
+        return Ok(derive_key(k as u64, 0));
+    }
+    Ok(STATE.with(|s| {
+        let (seed, calls) = s.get().unwrap_or_else(|| (js_sys::Date::now() as u64, 0));
+        s.set(Some((seed, calls.wrapping_add(1))));
+        derive_key(seed, calls)
+    }))
+}
+
+fn param(opts: &Options, op: &str, key: &str, default: f32) -> Result<f32> {
+    match opts.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .as_f64()
+            .map(|x| x as f32)
+            .ok_or_else(|| Error::Value(format!("{op}: opts.{key} must be a number"))),
+    }
+}
+
+struct Request {
+    shape: Vec<usize>,
+    key: [u32; 2],
+    device: Device,
+    a: f32,
+    b: f32,
+}
+
+fn request(
+    op: &'static str,
+    shape: &JsValue,
+    opts: &JsValue,
+    names: [(&str, f32); 2],
+) -> Result<Request> {
+    let shape = shape_of(op, shape)?;
+    let opts = Options::parse(op, opts)?;
+    if let Some(dtype) = opts.dtype()?.filter(|d| !d.is_float()) {
+        return Err(Error::DType(format!(
+            "{op}: only float32 is supported, got {}",
+            dtype.name()
+        )));
+    }
+    Ok(Request {
+        shape,
+        key: next_key(&opts, op)?,
+        device: opts.device()?.unwrap_or_else(default_device),
+        a: param(&opts, op, names[0].0, names[0].1)?,
+        b: param(&opts, op, names[1].0, names[1].1)?,
+    })
+}
+
+/// `randomUniform(shape, {low?, high?, key?, stream?})`: float32 in [low, high), [0, 1) by
+/// default.
+#[wasm_bindgen(js_name = randomUniform)]
+pub fn random_uniform(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let r = js(request(
+        "randomUniform",
+        &shape,
+        &opts,
+        [("low", 0.0), ("high", 1.0)],
+    ))?;
+    js(ops::random::uniform(&r.shape, r.key, r.a, r.b, r.device)).map(NdArray::new)
+}
+
+/// `randomNormal(shape, {loc?, scale?, key?, stream?})`: float32, standard normal by default.
+#[wasm_bindgen(js_name = randomNormal)]
+pub fn random_normal(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let r = js(request(
+        "randomNormal",
+        &shape,
+        &opts,
+        [("loc", 0.0), ("scale", 1.0)],
+    ))?;
+    js(ops::random::normal(&r.shape, r.key, r.a, r.b, r.device)).map(NdArray::new)
+}

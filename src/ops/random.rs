@@ -1,0 +1,60 @@
+//! Random arrays. Each is a pure function of its key (Philox-4x32-10, see `cpu/random.rs`), so
+//! the same key gives the same numbers on both devices; the JS layer derives keys from
+//! `randomSeed`.
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::primitive::{Distribution, Primitive};
+use crate::stream::Device;
+
+fn random(shape: &[usize], key: [u32; 2], distribution: Distribution, device: Device) -> Array {
+    let primitive = Primitive::Random(key, distribution);
+    Array::from_primitive(
+        primitive,
+        Vec::new(),
+        shape.to_vec(),
+        DType::Float32,
+        device,
+    )
+}
+
+/// Floats uniform in [low, high).
+pub fn uniform(
+    shape: &[usize],
+    key: [u32; 2],
+    low: f32,
+    high: f32,
+    device: Device,
+) -> Result<Array> {
+    if !(low.is_finite() && high.is_finite() && low <= high) {
+        return Err(Error::Value(format!(
+            "randomUniform: need finite low <= high, got {low} and {high}"
+        )));
+    }
+    let distribution = Distribution::Uniform {
+        low: low.to_bits(),
+        high: high.to_bits(),
+    };
+    Ok(random(shape, key, distribution, device))
+}
+
+/// Normal floats with mean `loc` and standard deviation `scale`.
+pub fn normal(
+    shape: &[usize],
+    key: [u32; 2],
+    loc: f32,
+    scale: f32,
+    device: Device,
+) -> Result<Array> {
+    if !(loc.is_finite() && scale.is_finite() && scale >= 0.0) {
+        return Err(Error::Value(format!(
+            "randomNormal: need a finite loc and scale >= 0, got {loc} and {scale}"
+        )));
+    }
+    let distribution = Distribution::Normal {
+        loc: loc.to_bits(),
+        scale: scale.to_bits(),
+    };
+    Ok(random(shape, key, distribution, device))
+}
