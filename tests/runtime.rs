@@ -94,3 +94,22 @@ fn deep_chain_evaluates_without_recursion() {
         "an evaluated node lets go of its inputs"
     );
 }
+
+#[test]
+fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
+    let runtime = gpu_runtime();
+    let one = Array::from_f32(&[1.0], &[]).unwrap();
+    let mut x = Array::from_f32(&[0.0, 0.5], &[2]).unwrap();
+    // More dispatches than the ring's 1024 parameter blocks, all in one evaluation.
+    for _ in 0..2500 {
+        x = ops::add(&x, &one, Device::Gpu).unwrap();
+    }
+    assert_eq!(
+        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        vec![2500.0, 2500.5]
+    );
+    assert!(
+        runtime.gpu().unwrap().pipelines.len() <= 2,
+        "one pipeline for the adds, whatever their number"
+    );
+}

@@ -1,6 +1,7 @@
 //! Adapter and device acquisition, and what they report.
 
 use crate::error::{Error, Result};
+use crate::gpu::encoder::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
@@ -33,6 +34,8 @@ pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub pipelines: PipelineCache,
+    /// Every dispatch's parameters, in one uniform buffer.
+    pub params: ParamRing,
     adapter: AdapterSummary,
     limits: wgpu::Limits,
     features: wgpu::Features,
@@ -65,6 +68,7 @@ impl GpuContext {
             .await
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         Ok(GpuContext {
+            params: ParamRing::new(&device),
             device,
             queue,
             pipelines: PipelineCache::default(),

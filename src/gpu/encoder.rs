@@ -4,7 +4,6 @@
 //! costs several times a dispatch, so batching is what keeps small ops cheap.
 
 use futures_channel::oneshot;
-use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -15,15 +14,59 @@ pub fn buffer_bytes(words: usize) -> u64 {
     (words.max(1) * 4) as u64
 }
 
+/// Bytes per parameter block: 256 is a multiple of every adapter's
+/// `minUniformBufferOffsetAlignment`, and more than any kernel's parameters need.
+const PARAM_SLOT: u64 = 256;
+/// Parameter blocks in the ring; a batch that needs more is submitted and the ring reused.
+const PARAM_SLOTS: usize = 1024;
+
+/// One uniform buffer that holds every dispatch's parameters, read at a dynamic offset, so no
+/// dispatch creates a buffer of its own. Blocks are written with `writeBuffer`, which the queue
+/// orders after all earlier submits, so a block can be reused once its batch is submitted.
+#[derive(Debug)]
+pub struct ParamRing {
+    buffer: wgpu::Buffer,
+    next: std::cell::Cell<usize>,
+}
+
+impl ParamRing {
+    pub fn new(device: &wgpu::Device) -> ParamRing {
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tandem params"),
+            size: PARAM_SLOT * PARAM_SLOTS as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ParamRing {
+            buffer,
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Writes `words` into the next block and returns its byte offset.
+    fn push(&self, queue: &wgpu::Queue, words: &[u32]) -> u32 {
+        let slot = self.next.get();
+        self.next.set((slot + 1) % PARAM_SLOTS);
+        let offset = slot as u64 * PARAM_SLOT;
+        queue.write_buffer(&self.buffer, offset, bytemuck::cast_slice(words));
+        offset as u32
+    }
+}
+
 /// Dispatches recorded but not yet submitted.
 pub struct CommandBatch<'a> {
     gpu: &'a GpuContext,
     encoder: Option<wgpu::CommandEncoder>,
+    params_used: usize,
 }
 
 impl<'a> CommandBatch<'a> {
     pub fn new(gpu: &'a GpuContext) -> CommandBatch<'a> {
-        CommandBatch { gpu, encoder: None }
+        CommandBatch {
+            gpu,
+            encoder: None,
+            params_used: 0,
+        }
     }
 
     /// The open encoder, started on first use.
@@ -37,11 +80,64 @@ impl<'a> CommandBatch<'a> {
         })
     }
 
+    /// Records one dispatch of `pipeline` with `params` as its parameter block and `buffers`
+    /// (inputs, then the output) as bindings 1, 2, …
+    pub fn dispatch(
+        &mut self,
+        pipeline: &wgpu::ComputePipeline,
+        label: &str,
+        params: &[u32],
+        buffers: &[&wgpu::Buffer],
+        grid: (u32, u32, u32),
+    ) {
+        if self.params_used == PARAM_SLOTS {
+            self.submit();
+        }
+        self.params_used += 1;
+        let ring = &self.gpu.params;
+        let offset = ring.push(&self.gpu.queue, params);
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &ring.buffer,
+                offset: 0,
+                size: std::num::NonZeroU64::new(PARAM_SLOT),
+            }),
+        }];
+        entries.extend(
+            buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32 + 1,
+                    resource: b.as_entire_binding(),
+                }),
+        );
+        let bind_group = self
+            .gpu
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            });
+        let mut pass = self
+            .encoder()
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: None,
+            });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bind_group, &[offset]);
+        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+    }
+
     /// Submits what was recorded; nothing happens when the batch is empty.
     pub fn submit(&mut self) {
         if let Some(encoder) = self.encoder.take() {
             self.gpu.queue.submit([encoder.finish()]);
         }
+        self.params_used = 0;
     }
 }
 
@@ -68,16 +164,6 @@ pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<wgpu::Buffer> {
             .write_buffer(&buffer, 0, bytemuck::cast_slice(words));
     }
     Ok(buffer)
-}
-
-/// A small uniform buffer holding `words`, for a kernel's shape and stride parameters.
-pub fn uniform_words(gpu: &GpuContext, words: &[u32]) -> wgpu::Buffer {
-    gpu.device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("tandem params"),
-            contents: bytemuck::cast_slice(words),
-            usage: wgpu::BufferUsages::UNIFORM,
-        })
 }
 
 /// Copies the first `words` elements of `buffer` back to the host. All work that writes the

@@ -5,7 +5,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage, uniform_words};
+use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::grid_for;
 use crate::shape::{collapse_dims, numel};
 
@@ -64,46 +64,21 @@ pub fn record(
     if len == 0 {
         return Ok(());
     }
-    let pipeline = gpu.pipelines.get_or_create(&gpu.device, key, source);
+    let pipeline = gpu
+        .pipelines
+        .get_or_create(&gpu.device, key, "main", operands.len(), source);
     let mut strides: Vec<&[isize]> = operands.iter().map(|o| &o.strides[..]).collect();
     let mut offsets: Vec<usize> = operands.iter().map(|o| o.offset).collect();
     if let Some(p) = &placement {
         strides.push(p.strides);
         offsets.push(p.offset);
     }
-    let params = uniform_words(gpu, &dims_words(key, shape, &strides, &offsets)?);
-    let mut entries = vec![entry(0, &params)];
-    entries.extend(
-        operands
-            .iter()
-            .enumerate()
-            .map(|(k, o)| entry(k as u32 + 1, o.buffer)),
-    );
-    entries.push(entry(operands.len() as u32 + 1, out));
-    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(key),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
+    let params = dims_words(key, shape, &strides, &offsets)?;
+    let mut buffers: Vec<&wgpu::Buffer> = operands.iter().map(|o| o.buffer).collect();
+    buffers.push(out);
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    let mut pass = batch
-        .encoder()
-        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(key),
-            timestamp_writes: None,
-        });
-    pass.set_pipeline(&pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(x, y, 1);
-    drop(pass);
+    batch.dispatch(&pipeline, key, &params, &buffers, (x, y, 1));
     Ok(())
-}
-
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
 }
 
 /// The `Dims` uniform: len, rank, two pad words, three offsets and a pad, the shape padded to

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage, uniform_words};
+use crate::gpu::encoder::{CommandBatch, create_storage};
 
 const KERNEL: &str = include_str!("../kernels/matmul.wgsl");
 const TILE: usize = 64;
@@ -40,8 +40,10 @@ pub fn dispatch(
     }
     let pipeline = gpu
         .pipelines
-        .get_or_create(&gpu.device, "matmul:float32", || KERNEL.to_string());
-    let words = [
+        .get_or_create(&gpu.device, "matmul:float32", "main", 2, || {
+            KERNEL.to_string()
+        });
+    let params = [
         m,
         n,
         k,
@@ -52,38 +54,13 @@ pub fn dispatch(
         0,
     ]
     .map(|v| v as u32);
-    let params = uniform_words(gpu, &words);
-    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("matmul"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: params.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: a.buffer.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: b.buffer.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: out.as_entire_binding(),
-            },
-        ],
-    });
-    let mut pass = batch_encoder
-        .encoder()
-        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("matmul"),
-            timestamp_writes: None,
-        });
-    pass.set_pipeline(&pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(grid.0 as u32, grid.1 as u32, grid.2 as u32);
-    drop(pass);
+    let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
+    batch_encoder.dispatch(
+        &pipeline,
+        "matmul",
+        &params,
+        &[a.buffer, b.buffer, &out],
+        grid,
+    );
     Ok(out)
 }

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage, uniform_words};
+use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::MATH;
 use crate::gpu::ops::grid_for;
 use crate::primitive::Distribution;
@@ -26,45 +26,21 @@ pub fn dispatch(
     if len == 0 {
         return Ok(out);
     }
-    let pipeline = gpu.pipelines.get_or_create(&gpu.device, "random", source);
+    let pipeline = gpu
+        .pipelines
+        .get_or_create(&gpu.device, "random", "main", 0, source);
     let (normal, a, b) = distribution.parts();
-    let params = uniform_words(
-        gpu,
-        &[
-            key[0],
-            key[1],
-            len as u32,
-            u32::from(normal),
-            a.to_bits(),
-            b.to_bits(),
-            0,
-            0,
-        ],
-    );
-    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("random"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: params.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: out.as_entire_binding(),
-            },
-        ],
-    });
+    let params = [
+        key[0],
+        key[1],
+        len as u32,
+        u32::from(normal),
+        a.to_bits(),
+        b.to_bits(),
+        0,
+        0,
+    ];
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    let mut pass = batch
-        .encoder()
-        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("random"),
-            timestamp_writes: None,
-        });
-    pass.set_pipeline(&pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(x, y, 1);
-    drop(pass);
+    batch.dispatch(&pipeline, "random", &params, &[&out], (x, y, 1));
     Ok(out)
 }

@@ -3,7 +3,7 @@
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage, uniform_words};
+use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::{MATH, wgsl_type};
 use crate::gpu::ops::grid_for;
 use crate::primitive::ReduceOp;
@@ -67,40 +67,12 @@ fn pass(
     let key = format!("reduce:{}:{}:{entry}", op.name(), dtype.name());
     let pipeline = gpu
         .pipelines
-        .get_or_create_entry(&gpu.device, &key, entry, || source(op, dtype));
+        .get_or_create(&gpu.device, &key, entry, 1, || source(op, dtype));
     let chunk_len = if op.is_arg() { row_len } else { CHUNK };
     let params = [rows, row_len, chunk_len, chunks.unwrap_or(1)].map(|v| v as u32);
-    let params = uniform_words(gpu, &params);
-    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(&key),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 0,
-                resource: params.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: input.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 2,
-                resource: out.as_entire_binding(),
-            },
-        ],
-    });
     let threads = if chunks.is_some() { slots * 256 } else { slots };
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
-    let mut pass = batch
-        .encoder()
-        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&key),
-            timestamp_writes: None,
-        });
-    pass.set_pipeline(&pipeline);
-    pass.set_bind_group(0, &bind_group, &[]);
-    pass.dispatch_workgroups(x, y, 1);
-    drop(pass);
+    batch.dispatch(&pipeline, &key, &params, &[input, &out], (x, y, 1));
     Ok(out)
 }
 
