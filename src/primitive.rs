@@ -117,11 +117,13 @@ impl UnaryOp {
         )
     }
 
-    /// The dtype of `op(x)` for an input of `dtype` (`Cast` is decided by its caller).
+    /// The dtype of `op(x)` for an input of `dtype` (`Cast` is decided by its caller). As in
+    /// MLX, `relu` of bools is `maximum(x, 0)` and so counts in int32.
     pub fn out_dtype(self, dtype: DType) -> DType {
-        match self {
-            UnaryOp::LogicalNot => DType::Bool,
-            op if op.is_float_only() => DType::Float32,
+        match (self, dtype) {
+            (UnaryOp::LogicalNot, _) => DType::Bool,
+            (UnaryOp::Relu, DType::Bool) => DType::Int32,
+            (op, _) if op.is_float_only() => DType::Float32,
             _ => dtype,
         }
     }
@@ -196,6 +198,21 @@ impl BinaryOp {
             self,
             Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual | LogicalAnd | LogicalOr
         )
+    }
+
+    /// Whether the op orders or equates its operands.
+    pub fn is_comparison(self) -> bool {
+        self.is_predicate() && !matches!(self, BinaryOp::LogicalAnd | BinaryOp::LogicalOr)
+    }
+
+    /// Whether a comparison of these operands must compare their exact values rather than
+    /// convert them: an int32 against a uint32 (MLX compares them as int64).
+    pub fn compares_mixed_signs(self, lhs: DType, rhs: DType) -> bool {
+        let mixed = matches!(
+            (lhs, rhs),
+            (DType::Int32, DType::Uint32) | (DType::Uint32, DType::Int32)
+        );
+        self.is_comparison() && mixed
     }
 
     /// The dtype both operands are converted to before the op: the promoted dtype, except that

@@ -13,6 +13,8 @@ use tandem::js::runtime::init_runtime;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+mod golden_cases;
+
 fn floats(values: &[f64]) -> JsValue {
     values
         .iter()
@@ -82,7 +84,12 @@ async fn add_on_the_gpu_returns_the_sums() {
     runtime_info().await;
     let a = array(floats(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
     let b = array(floats(&[10.0, 20.0, 30.0]), JsValue::UNDEFINED).unwrap();
-    let c = add(&a, &b, options(&[("stream", "gpu".into())])).unwrap();
+    let c = add(
+        js_value(&a),
+        js_value(&b),
+        options(&[("stream", "gpu".into())]),
+    )
+    .unwrap();
     assert_eq!(to_vec(&c).await, vec![11.0, 22.0, 33.0]);
     assert!(
         c.array().storage().unwrap().on_gpu(),
@@ -99,8 +106,18 @@ async fn add_broadcasts_and_matches_the_cpu() {
     )
     .unwrap();
     let row = array(floats(&[10.0, 20.0, 30.0]), JsValue::UNDEFINED).unwrap();
-    let on_gpu = add(&column, &row, options(&[("stream", "gpu".into())])).unwrap();
-    let on_cpu = add(&column, &row, options(&[("stream", "cpu".into())])).unwrap();
+    let on_gpu = add(
+        js_value(&column),
+        js_value(&row),
+        options(&[("stream", "gpu".into())]),
+    )
+    .unwrap();
+    let on_cpu = add(
+        js_value(&column),
+        js_value(&row),
+        options(&[("stream", "cpu".into())]),
+    )
+    .unwrap();
     assert_eq!(on_gpu.shape().length(), 2);
     let expected = vec![11.0, 21.0, 31.0, 12.0, 22.0, 32.0];
     assert_eq!(to_vec(&on_gpu).await, expected);
@@ -123,7 +140,7 @@ async fn shape_mismatch_is_a_shape_error_and_the_module_keeps_working() {
     let a = array(floats(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
     let b = array(floats(&[10.0, 20.0, 30.0]), JsValue::UNDEFINED).unwrap();
     assert_eq!(
-        to_vec(&add(&a, &b, JsValue::UNDEFINED).unwrap()).await,
+        to_vec(&add(js_value(&a), js_value(&b), JsValue::UNDEFINED).unwrap()).await,
         vec![11.0, 22.0, 33.0]
     );
 }
@@ -132,7 +149,7 @@ async fn shape_mismatch_is_a_shape_error_and_the_module_keeps_working() {
 fn broadcast_mismatch_names_the_op_and_shapes() {
     let a = array(floats(&[1.0, 2.0]), JsValue::UNDEFINED).unwrap();
     let b = array(floats(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
-    let err: js_sys::Error = add(&a, &b, JsValue::UNDEFINED)
+    let err: js_sys::Error = add(js_value(&a), js_value(&b), JsValue::UNDEFINED)
         .err()
         .unwrap()
         .dyn_into()
@@ -164,7 +181,11 @@ fn ragged_data_and_bad_options_throw_named_errors() {
 
     let a = array(floats(&[1.0]), JsValue::UNDEFINED).unwrap();
     let bad_stream = options(&[("stream", "tpu".into())]);
-    let err: js_sys::Error = add(&a, &a, bad_stream).err().unwrap().dyn_into().unwrap();
+    let err: js_sys::Error = add(js_value(&a), js_value(&a), bad_stream)
+        .err()
+        .unwrap()
+        .dyn_into()
+        .unwrap();
     assert_eq!(String::from(err.name()), "ValueError");
 }
 
@@ -179,7 +200,12 @@ async fn typed_arrays_keep_their_dtype_and_read_back() {
         JsValue::UNDEFINED,
     )
     .unwrap();
-    let sum = add(&a, &one, options(&[("stream", "gpu".into())])).unwrap();
+    let sum = add(
+        js_value(&a),
+        js_value(&one),
+        options(&[("stream", "gpu".into())]),
+    )
+    .unwrap();
     let out = JsFuture::from(sum.to_array()).await.unwrap();
     let out: js_sys::Int32Array = out.dyn_into().expect("int32 reads back as Int32Array");
     assert_eq!(out.to_vec(), vec![i32::MIN, -3]);
@@ -205,6 +231,11 @@ async fn tolist_and_item_read_nested_values() {
     );
 }
 
+/// A JS value for an NDArray, as a page would pass it.
+fn js_value(a: &NdArray) -> JsValue {
+    JsValue::from(a.clone_handle())
+}
+
 fn gpu() -> JsValue {
     options(&[("stream", "gpu".into())])
 }
@@ -228,7 +259,7 @@ async fn a_ten_thousand_node_chain_evaluates_without_overflowing_the_stack() {
     let one = array(JsValue::from_f64(1.0), JsValue::UNDEFINED).unwrap();
     let mut x = array(floats(&[0.0, 1.0]), JsValue::UNDEFINED).unwrap();
     for _ in 0..10_000 {
-        x = add(&x, &one, gpu()).unwrap();
+        x = add(js_value(&x), js_value(&one), gpu()).unwrap();
     }
     assert_eq!(to_vec(&x).await, vec![10_000.0, 10_001.0]);
 }
@@ -305,7 +336,7 @@ async fn binary_ops_on_views_match_the_cpu_on_webgpu() {
     let m = array(floats(&values), options(&[("shape", floats(&[3.0, 4.0]))])).unwrap();
     let t = transpose(&m, JsValue::UNDEFINED, JsValue::UNDEFINED).unwrap();
     let row = array(floats(&[1.0, -2.0, 0.5]), JsValue::UNDEFINED).unwrap();
-    type Binary = fn(&NdArray, &NdArray, JsValue) -> Result<NdArray, JsValue>;
+    type Binary = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
     let cases: [(&str, Binary); 9] = [
         ("add", add),
         ("subtract", subtract),
@@ -318,10 +349,10 @@ async fn binary_ops_on_views_match_the_cpu_on_webgpu() {
         ("equal", equal),
     ];
     for (name, op) in cases {
-        let on_gpu = JsFuture::from(op(&t, &row, gpu()).unwrap().to_array())
+        let on_gpu = JsFuture::from(op(js_value(&t), js_value(&row), gpu()).unwrap().to_array())
             .await
             .unwrap();
-        let on_cpu = JsFuture::from(op(&t, &row, cpu()).unwrap().to_array())
+        let on_cpu = JsFuture::from(op(js_value(&t), js_value(&row), cpu()).unwrap().to_array())
             .await
             .unwrap();
         let g: Vec<f64> = js_sys::Array::from(&on_gpu)
@@ -354,7 +385,7 @@ fn every_op_family_reports_bad_input_by_name() {
     .unwrap();
     let v = array(floats(&[1.0; 4]), JsValue::UNDEFINED).unwrap();
     assert_eq!(
-        error_name(multiply(&m, &v, JsValue::UNDEFINED)),
+        error_name(multiply(js_value(&m), js_value(&v), JsValue::UNDEFINED)),
         "ShapeError"
     );
     assert_eq!(
@@ -392,7 +423,13 @@ fn every_op_family_reports_bad_input_by_name() {
         "ValueError"
     );
     // The module still works after every one of them.
-    assert_eq!(add(&m, &m, JsValue::UNDEFINED).unwrap().shape().length(), 2);
+    assert_eq!(
+        add(js_value(&m), js_value(&m), JsValue::UNDEFINED)
+            .unwrap()
+            .shape()
+            .length(),
+        2
+    );
 }
 
 #[wasm_bindgen_test]
@@ -557,7 +594,10 @@ async fn matmul_and_creation_ops_on_webgpu() {
     );
     let z = zeros(floats(&[2.0, 2.0]), JsValue::UNDEFINED).unwrap();
     let o = ones(floats(&[2.0]), JsValue::UNDEFINED).unwrap();
-    assert_eq!(to_vec(&add(&z, &o, gpu()).unwrap()).await, vec![1.0; 4]);
+    assert_eq!(
+        to_vec(&add(js_value(&z), js_value(&o), gpu()).unwrap()).await,
+        vec![1.0; 4]
+    );
 }
 
 #[wasm_bindgen_test]
@@ -637,6 +677,50 @@ async fn seeded_random_arrays_repeat_and_agree_across_devices() {
         error_name(
             random_seed(-1.0).map(|_| NdArray::new(tandem::Array::from_f32(&[], &[0]).unwrap()))
         ),
+        "ValueError"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn golden_values_match_on_webgpu_and_the_wasm_cpu() {
+    let runtime = tandem::Runtime::new(Default::default()).await.unwrap();
+    for device in [tandem::Device::Gpu, tandem::Device::Cpu] {
+        let failures = golden_cases::run_all(&runtime, device).await;
+        assert!(
+            failures.is_empty(),
+            "{device:?}: {} cases fail:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn numbers_and_booleans_stand_in_for_arrays_weakly_typed() {
+    use tandem::js::ops::*;
+    runtime_info().await;
+    let ints = array(
+        js_sys::Int32Array::from(&[1, 2, 3][..]).into(),
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
+    let plus_one = add(js_value(&ints), 1.into(), gpu()).unwrap();
+    assert_eq!(
+        plus_one.dtype(),
+        "int32",
+        "an integral number keeps the array's dtype"
+    );
+    let half = multiply(js_value(&ints), 0.5.into(), gpu()).unwrap();
+    assert_eq!(half.dtype(), "float32", "a fraction makes it float32");
+    assert_eq!(to_vec(&half).await, vec![0.5, 1.0, 1.5]);
+    let flipped = subtract(2.into(), js_value(&ints), cpu()).unwrap();
+    let out = JsFuture::from(flipped.to_array()).await.unwrap();
+    assert_eq!(
+        out.dyn_into::<js_sys::Int32Array>().unwrap().to_vec(),
+        vec![1, 0, -1]
+    );
+    assert_eq!(
+        error_name(add("one".into(), js_value(&ints), JsValue::UNDEFINED)),
         "ValueError"
     );
 }

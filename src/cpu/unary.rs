@@ -36,13 +36,14 @@ fn float_fn(op: UnaryOp) -> fn(f32) -> f32 {
     match op {
         Abs => f32::abs,
         Neg => |x| -x,
+        // MLX: +0 for both zeros and for NaN.
         Sign => |x| {
             if x > 0.0 {
                 1.0
             } else if x < 0.0 {
                 -1.0
             } else {
-                x
+                0.0
             }
         },
         Square => |x| x * x,
@@ -57,7 +58,8 @@ fn float_fn(op: UnaryOp) -> fn(f32) -> f32 {
         Tan => f32::tan,
         Tanh => f32::tanh,
         Sigmoid => |x| 1.0 / (1.0 + (-x).exp()),
-        Relu => |x| if x.is_nan() { x } else { x.max(0.0) },
+        // NaN propagates, and -0 gives +0 as in MLX (`f32::max` may return either zero).
+        Relu => |x| if x.is_nan() || x > 0.0 { x } else { 0.0 },
         Gelu => |x| (0.5 * x as f64 * (1.0 + erf(x as f64 / std::f64::consts::SQRT_2))) as f32,
         Erf => |x| erf(x as f64) as f32,
         Floor => f32::floor,

@@ -172,8 +172,12 @@ macro_rules! elementwise_methods {
             $(
                 #[doc = concat!("`", $bjs, "(this, other, opts?)`.")]
                 #[wasm_bindgen(js_name = $bjs)]
-                pub fn $bf(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-                    ops::binary_op(BinaryOp::$bop, self, other, &opts)
+                pub fn $bf(
+                    &self,
+                    #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] other: JsValue,
+                    opts: JsValue,
+                ) -> JsResult<NdArray> {
+                    ops::binary_op(BinaryOp::$bop, ops::Arg::Array(&self.array), ops::Arg::Js(&other), &opts)
                 }
             )*
         }

@@ -44,14 +44,60 @@ pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdA
     js(ops::unary(op, x.array(), device)).map(NdArray::new)
 }
 
-pub(crate) fn binary_op(
-    op: BinaryOp,
-    a: &NdArray,
-    b: &NdArray,
-    opts: &JsValue,
-) -> JsResult<NdArray> {
+/// An operand as it arrives: the array of a method's `this`, or a JS value.
+pub(crate) enum Arg<'a> {
+    Array(&'a Array),
+    Js(&'a JsValue),
+}
+
+impl Arg<'_> {
+    fn resolve(&self, op: &str) -> Result<Array> {
+        match self {
+            Arg::Array(a) => Ok((*a).clone()),
+            Arg::Js(v) => NdArray::from_js(op, v),
+        }
+    }
+}
+
+pub(crate) fn binary_op(op: BinaryOp, a: Arg, b: Arg, opts: &JsValue) -> JsResult<NdArray> {
     let device = js(device_option(op.name(), opts))?;
-    js(ops::binary(op, a.array(), b.array(), device)).map(NdArray::new)
+    let (a, b) = js(operands(op.name(), &a, &b))?;
+    js(ops::binary(op, &a, &b, device)).map(NdArray::new)
+}
+
+/// Two operands, either of which may be a JS number or boolean instead of an NDArray.
+fn operands(op: &str, a: &Arg, b: &Arg) -> Result<(Array, Array)> {
+    let scalar = |arg: &Arg, dtype| match arg {
+        Arg::Js(v) => scalar_for(op, v, dtype),
+        Arg::Array(a) => Ok((*a).clone()),
+    };
+    match (a.resolve(op), b.resolve(op)) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        (Ok(x), Err(_)) => Ok((x.clone(), scalar(b, x.dtype())?)),
+        (Err(_), Ok(y)) => Ok((scalar(a, y.dtype())?, y)),
+        (Err(e), Err(_)) => Err(e),
+    }
+}
+
+/// A JS scalar next to an array of `dtype`, typed weakly as MLX types Python scalars: it
+/// takes the array's dtype unless that would lose it (a fraction next to integers, or a
+/// number next to bools).
+fn scalar_for(op: &str, value: &JsValue, dtype: DType) -> Result<Array> {
+    if let Some(flag) = value.as_bool() {
+        return Array::from_words(vec![u32::from(flag)], &[], DType::Bool);
+    }
+    let x = value.as_f64().ok_or_else(|| {
+        Error::Value(format!(
+            "{op}: operands must be NDArrays, numbers or booleans"
+        ))
+    })?;
+    let dtype = match dtype {
+        DType::Float32 => DType::Float32,
+        _ if x.fract() != 0.0 || !x.is_finite() => DType::Float32,
+        DType::Bool => DType::Int32,
+        integer => integer,
+    };
+    Array::from_words(numbers_to_words(&[x], dtype), &[], dtype)
 }
 
 /// Declares the JS functions of elementwise ops: `name(x, opts?)` or `name(a, b, opts?)`.
@@ -65,10 +111,15 @@ macro_rules! elementwise_functions {
             }
         )*
         $(
-            #[doc = concat!("`", $bjs, "(a, b, opts?)`, elementwise with broadcasting.")]
+            #[doc = concat!("`", $bjs, "(a, b, opts?)`, elementwise with broadcasting; either")]
+            #[doc = "operand may be a number or boolean."]
             #[wasm_bindgen(js_name = $bjs)]
-            pub fn $bf(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-                binary_op(BinaryOp::$bop, a, b, &opts)
+            pub fn $bf(
+                #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] a: JsValue,
+                #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] b: JsValue,
+                opts: JsValue,
+            ) -> JsResult<NdArray> {
+                binary_op(BinaryOp::$bop, Arg::Js(&a), Arg::Js(&b), &opts)
             }
         )*
     };

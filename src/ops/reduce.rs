@@ -144,10 +144,11 @@ pub fn logsumexp(
     reshape(&out, &shape, device)
 }
 
-/// `exp(x) / sum(exp(x))` over `axes`, computed stably; `float32`.
+/// `exp(x) / sum(exp(x))` over `axes`, computed stably; `float32`. As in MLX, a row that is
+/// all -inf or holds +inf gives NaN.
 pub fn softmax(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
     let x = as_float(x, device);
-    let shift = stable_shift(&x, axes, device)?;
+    let shift = reduce(ReduceOp::Max, &x, axes, true, device)?;
     let e = unary(
         UnaryOp::Exp,
         &binary(BinaryOp::Subtract, &x, &shift, device)?,

@@ -57,9 +57,11 @@ fn log_acc(x: f32) -> f32 {
     if (is_nan(x) || x < 0.0) { return nan_f32(); }
     if (x == 0.0) { return -inf_f32(); }
     if (is_inf(x)) { return x; }
-    let parts = frexp(x);
+    // frexp mishandles subnormals on some adapters: scale them into the normal range first.
+    let subnormal = x < 1.17549435e-38;
+    let parts = frexp(select(x, x * 16777216.0, subnormal));
     var m = parts.fract;
-    var e = parts.exp;
+    var e = parts.exp - select(0, 24, subnormal);
     if (m < 0.70710678) {
         m = m * 2.0;
         e = e - 1;
@@ -274,12 +276,10 @@ fn pow_acc(x: f32, y: f32) -> f32 {
     return select(magnitude, -magnitude, x < 0.0 && y_is_odd);
 }
 
-// Integer powers by squaring, wrapping like the CPU kernels. A negative exponent gives the
-// integer part of the exact result: 1 for base 1, +-1 for base -1, else 0.
+// Integer powers by squaring, wrapping like the CPU kernels; 0 for a negative exponent, as
+// in MLX.
 fn ipow_i32(base: i32, exponent: i32) -> i32 {
     if (exponent < 0) {
-        if (base == 1) { return 1; }
-        if (base == -1) { return select(1, -1, (exponent & 1) == 1); }
         return 0;
     }
     var result = 1;

@@ -20,6 +20,9 @@ pub fn key(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
 
 /// The kernel's full source.
 pub fn source(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
+    if op.compares_mixed_signs(lhs, rhs) {
+        return mixed_sign_source(op, lhs, rhs);
+    }
     let compute = op.compute_dtype(promoted);
     let out = op.out_dtype(promoted);
     format!(
@@ -30,6 +33,31 @@ pub fn source(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
         convert("a_in", lhs, compute),
         convert("b_in", rhs, compute),
         expression(op, compute),
+    )
+}
+
+/// An int32 compared with a uint32 by value: each becomes the key (is non-negative, bits), and
+/// keys order lexicographically as the values do.
+fn mixed_sign_source(op: BinaryOp, lhs: DType, rhs: DType) -> String {
+    let key = |expr: &str, dtype: DType| match dtype {
+        DType::Int32 => format!("vec2<u32>(select(0u, 1u, {expr} >= 0i), bitcast<u32>({expr}))"),
+        _ => format!("vec2<u32>(1u, {expr})"),
+    };
+    let test = match op {
+        BinaryOp::Equal => "all(a == b)",
+        BinaryOp::NotEqual => "any(a != b)",
+        BinaryOp::Less => "a.x < b.x || (a.x == b.x && a.y < b.y)",
+        BinaryOp::LessEqual => "a.x < b.x || (a.x == b.x && a.y <= b.y)",
+        BinaryOp::Greater => "a.x > b.x || (a.x == b.x && a.y > b.y)",
+        _ => "a.x > b.x || (a.x == b.x && a.y >= b.y)",
+    };
+    format!(
+        "alias Lhs = {};\nalias Rhs = {};\nalias Out = u32;\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}\n{PRELUDE}\n{MATH}\n{KERNEL}",
+        wgsl_type(lhs),
+        wgsl_type(rhs),
+        key("a_in", lhs),
+        key("b_in", rhs),
+        predicate(test),
     )
 }
 

@@ -51,7 +51,8 @@ fn float_expression(op: UnaryOp) -> &'static str {
     match op {
         Abs => "abs(x)",
         Neg => "-x",
-        Sign => "select(select(x, -1.0, x < 0.0), 1.0, x > 0.0)",
+        // Through integers: MLX's sign is +0 for both zeros and for NaN.
+        Sign => "f32(i32(x > 0.0) - i32(x < 0.0))",
         Square => "x * x",
         Sqrt => "sqrt(x)",
         Rsqrt => "inverseSqrt(x)",
@@ -64,7 +65,7 @@ fn float_expression(op: UnaryOp) -> &'static str {
         Tan => "tan_acc(x)",
         Tanh => "tanh_acc(x)",
         Sigmoid => "sigmoid_acc(x)",
-        Relu => "select(max(x, 0.0), x, is_nan(x))",
+        Relu => "select(select(0.0, x, x > 0.0), x, is_nan(x))",
         Gelu => "gelu_acc(x)",
         Erf => "erf_acc(x)",
         Floor => "floor(x)",
