@@ -756,3 +756,66 @@ fn the_same_key_draws_the_same_numbers_on_both_devices() {
     );
     assert_ne!(other, first, "another key draws other numbers");
 }
+
+/// Sizes up to about 10^5: one or two axes, so that rows are long enough for the two-pass
+/// reductions and grids span many workgroups.
+fn large_shape() -> impl Strategy<Value = Vec<usize>> {
+    prop_oneof![
+        (1usize..100_000).prop_map(|n| vec![n]),
+        (1usize..40, 1usize..2_500).prop_map(|(a, b)| vec![a, b]),
+        (1usize..2_500, 1usize..40).prop_map(|(a, b)| vec![a, b]),
+    ]
+}
+
+#[test]
+fn large_arrays_match_the_cpu() {
+    let runtime = gpu_runtime();
+    let unary = prop::sample::select(vec![
+        UnaryOp::Exp,
+        UnaryOp::Sin,
+        UnaryOp::Abs,
+        UnaryOp::Cast,
+    ]);
+    let reduce = prop::sample::select(vec![ReduceOp::Sum, ReduceOp::Max, ReduceOp::ArgMin]);
+    let cases = (
+        large_shape(),
+        unary,
+        reduce,
+        dtype_strategy(),
+        any::<bool>(),
+        any::<u64>(),
+    );
+    runner(12)
+        .run(&cases, |(shape, uop, rop, dtype, transposed, seed)| {
+            let layout = if transposed && shape.len() == 2 {
+                Layout::Transposed
+            } else {
+                Layout::Plain
+            };
+            let x = operand(&shape, dtype, seed, layout, reduce_data(ReduceOp::Sum));
+            let row: Vec<usize> = shape.iter().rev().take(1).copied().collect();
+            let y = operand(&row, dtype, seed ^ 3, Layout::Plain, random_words);
+            let what = format!("{shape:?} {dtype:?} {layout:?} seed {seed}");
+            compare(
+                &runtime,
+                &format!("{} {what}", uop.name()),
+                unary_tolerance(uop),
+                |d| match uop {
+                    UnaryOp::Cast => ops::astype(&x, DType::Float32, d),
+                    _ => ops::unary(uop, &x, d).unwrap(),
+                },
+            );
+            compare(&runtime, &format!("add {what}"), (0.0, 0.0), |d| {
+                ops::binary(BinaryOp::Add, &x, &y, d).unwrap()
+            });
+            let n = shape.iter().product::<usize>() as f32;
+            compare(
+                &runtime,
+                &format!("{} {what}", rop.name()),
+                (1e-5, 4e-6 * n),
+                |d| ops::reduce(rop, &x, Some(&[-1]), false, d).unwrap(),
+            );
+            Ok(())
+        })
+        .unwrap();
+}
