@@ -7,28 +7,24 @@ mod golden_cases;
 
 use tandem::Device;
 
-#[test]
-fn golden_values_match_on_the_cpu() {
+fn check(device: Device) {
     let runtime = common::gpu_runtime();
-    let failures = pollster::block_on(golden_cases::run_all(&runtime, Device::Cpu));
+    let failures = pollster::block_on(golden_cases::run_all(&runtime, device));
+    let total = golden_cases::cases().len();
     assert!(
         failures.is_empty(),
-        "{} of {} cases fail:\n{}",
+        "{} of {total} cases fail:\n{}",
         failures.len(),
-        golden_cases::cases().len(),
         failures.join("\n")
     );
 }
 
 #[test]
+fn golden_values_match_on_the_cpu() {
+    check(Device::Cpu);
+}
+
+#[test]
 fn golden_values_match_on_the_gpu() {
-    let runtime = common::gpu_runtime();
-    let failures = pollster::block_on(golden_cases::run_all(&runtime, Device::Gpu));
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases fail:\n{}",
-        failures.len(),
-        golden_cases::cases().len(),
-        failures.join("\n")
-    );
+    check(Device::Gpu);
 }

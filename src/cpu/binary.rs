@@ -291,32 +291,17 @@ mod tests {
 
     #[test]
     fn bool_arithmetic_is_cs() {
-        assert_eq!(
-            one(
-                BinaryOp::Add,
-                DType::Bool,
-                (1, DType::Bool),
-                (1, DType::Bool)
-            ),
-            1
-        );
-        assert_eq!(
-            one(
-                BinaryOp::Subtract,
-                DType::Bool,
-                (0, DType::Bool),
-                (1, DType::Bool)
-            ),
-            1
-        );
-        assert_eq!(
-            one(
-                BinaryOp::Multiply,
-                DType::Bool,
-                (1, DType::Bool),
-                (0, DType::Bool)
-            ),
-            0
-        );
+        let cases = [
+            (BinaryOp::Add, 1, 1, 1),
+            (BinaryOp::Subtract, 0, 1, 1),
+            (BinaryOp::Multiply, 1, 0, 0),
+        ];
+        for (op, a, b, want) in cases {
+            assert_eq!(
+                one(op, DType::Bool, (a, DType::Bool), (b, DType::Bool)),
+                want,
+                "{op:?}"
+            );
+        }
     }
 }

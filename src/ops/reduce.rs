@@ -112,6 +112,22 @@ fn stable_shift(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Arr
     where_(&finite, &m, &zero, device)
 }
 
+/// `exp(x - shift)` and its sum over `axes` (kept), for `x` as float32.
+fn exp_and_total(
+    x: &Array,
+    shift: &Array,
+    axes: Option<&[isize]>,
+    device: Device,
+) -> Result<(Array, Array)> {
+    let e = unary(
+        UnaryOp::Exp,
+        &binary(BinaryOp::Subtract, x, shift, device)?,
+        device,
+    )?;
+    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    Ok((e, total))
+}
+
 /// `log(sum(exp(x)))` over `axes`, computed stably; `float32`.
 pub fn logsumexp(
     x: &Array,
@@ -121,12 +137,7 @@ pub fn logsumexp(
 ) -> Result<Array> {
     let x = as_float(x, device);
     let shift = stable_shift(&x, axes, device)?;
-    let e = unary(
-        UnaryOp::Exp,
-        &binary(BinaryOp::Subtract, &x, &shift, device)?,
-        device,
-    )?;
-    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    let (_, total) = exp_and_total(&x, &shift, axes, device)?;
     let out = binary(
         BinaryOp::Add,
         &unary(UnaryOp::Log, &total, device)?,
@@ -149,11 +160,6 @@ pub fn logsumexp(
 pub fn softmax(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
     let x = as_float(x, device);
     let shift = reduce(ReduceOp::Max, &x, axes, true, device)?;
-    let e = unary(
-        UnaryOp::Exp,
-        &binary(BinaryOp::Subtract, &x, &shift, device)?,
-        device,
-    )?;
-    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    let (e, total) = exp_and_total(&x, &shift, axes, device)?;
     binary(BinaryOp::Divide, &e, &total, device)
 }
