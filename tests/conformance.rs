@@ -819,3 +819,33 @@ fn large_arrays_match_the_cpu() {
         })
         .unwrap();
 }
+
+#[test]
+fn mean_softmax_and_logsumexp_match_the_cpu_on_random_shapes() {
+    let runtime = gpu_runtime();
+    let which = 0u8..3;
+    let shape_and_axes = prop::collection::vec(1usize..9, 1..=4).prop_flat_map(|s| {
+        let rank = s.len();
+        (Just(s), axes_strategy(rank))
+    });
+    let cases = (
+        which,
+        shape_and_axes,
+        dtype_strategy(),
+        layout_strategy(),
+        any::<u64>(),
+    );
+    runner(120)
+        .run(&cases, |(which, (shape, axes), dtype, layout, seed)| {
+            let x = operand(&shape, dtype, seed, layout, reduce_data(ReduceOp::Sum));
+            let what =
+                format!("#{which}({dtype:?} {shape:?} {layout:?}, axes {axes:?}) seed {seed}");
+            compare(&runtime, &what, (1e-5, 1e-6), |d| match which {
+                0 => ops::mean(&x, axes.as_deref(), false, d).unwrap(),
+                1 => ops::softmax(&x, axes.as_deref(), d).unwrap(),
+                _ => ops::logsumexp(&x, axes.as_deref(), true, d).unwrap(),
+            });
+            Ok(())
+        })
+        .unwrap();
+}
