@@ -30,6 +30,17 @@ struct Node {
     data: RefCell<Option<Data>>,
 }
 
+/// A handle to a node that does not keep it (or its data) alive.
+#[derive(Clone, Debug)]
+pub struct WeakArray(std::rc::Weak<Node>);
+
+impl WeakArray {
+    /// The array, if anything still holds it.
+    pub fn upgrade(&self) -> Option<Array> {
+        self.0.upgrade().map(Array)
+    }
+}
+
 /// An evaluated array's elements: shared storage and the layout this array reads it with.
 #[derive(Clone, Debug)]
 pub struct Data {
@@ -171,6 +182,11 @@ impl Array {
     /// Whether the node has data.
     pub fn is_evaluated(&self) -> bool {
         self.0.data.borrow().is_some()
+    }
+
+    /// A handle that does not keep the node alive.
+    pub fn downgrade(&self) -> WeakArray {
+        WeakArray(Rc::downgrade(&self.0))
     }
 
     /// A key that identifies the node while any handle to it lives.

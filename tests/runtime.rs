@@ -113,3 +113,29 @@ fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
         "one pipeline for the adds, whatever their number"
     );
 }
+
+#[test]
+fn intermediates_are_freed_once_their_last_consumer_has_run() {
+    let runtime = gpu_runtime();
+    let x = Array::from_f32(&[1.0, 2.0], &[2]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let y = ops::add(&x, &x, device).unwrap();
+        let z = ops::add(&y, &x, device).unwrap();
+        let w = ops::add(&z, &z, device).unwrap();
+        let (weak_y, weak_z) = (y.downgrade(), z.downgrade());
+        drop((y, z));
+        assert!(weak_y.upgrade().is_some(), "unevaluated, the graph holds y");
+        assert_eq!(
+            pollster::block_on(w.to_f32_vec(&runtime)).unwrap(),
+            vec![6.0, 12.0]
+        );
+        assert!(
+            weak_y.upgrade().is_none(),
+            "y is freed after z read it ({device:?})"
+        );
+        assert!(
+            weak_z.upgrade().is_none(),
+            "z is freed after w read it ({device:?})"
+        );
+    }
+}
