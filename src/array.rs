@@ -1,6 +1,6 @@
 //! `Array`: a cheap, shared handle to a node of the lazy graph.
 //!
-//! A node knows its shape, dtype, device and either its data (once evaluated, or when made from
+//! A node knows its shape, dtype, stream and either its data (once evaluated, or when made from
 //! data) or the primitive and inputs that compute it. Ops build nodes; [`crate::scheduler`]
 //! evaluates them.
 
@@ -14,7 +14,7 @@ use crate::runtime::Runtime;
 use crate::scheduler;
 use crate::shape::{Layout, fmt_shape, numel};
 use crate::storage::Storage;
-use crate::stream::Device;
+use crate::stream::{Device, Stream};
 
 /// A shared handle to a graph node. Cloning it is cheap and shares the node.
 #[derive(Clone, Debug)]
@@ -24,7 +24,7 @@ pub struct Array(Rc<Node>);
 struct Node {
     shape: Vec<usize>,
     dtype: DType,
-    device: Device,
+    stream: Stream,
     primitive: Option<Primitive>,
     inputs: RefCell<Vec<Array>>,
     data: RefCell<Option<Data>>,
@@ -83,7 +83,7 @@ impl Array {
                 words.len()
             )));
         }
-        let array = Array::node(shape.to_vec(), dtype, Device::Cpu, None, Vec::new());
+        let array = Array::node(shape.to_vec(), dtype, Device::Cpu.into(), None, Vec::new());
         array.set_data(Data::contiguous(Storage::from_host(words), shape));
         Ok(array)
     }
@@ -110,22 +110,22 @@ impl Array {
         inputs: Vec<Array>,
         shape: Vec<usize>,
         dtype: DType,
-        device: Device,
+        stream: Stream,
     ) -> Array {
-        Array::node(shape, dtype, device, Some(primitive), inputs)
+        Array::node(shape, dtype, stream, Some(primitive), inputs)
     }
 
     fn node(
         shape: Vec<usize>,
         dtype: DType,
-        device: Device,
+        stream: Stream,
         primitive: Option<Primitive>,
         inputs: Vec<Array>,
     ) -> Array {
         Array(Rc::new(Node {
             shape,
             dtype,
-            device,
+            stream,
             primitive,
             inputs: RefCell::new(inputs),
             data: RefCell::new(None),
@@ -154,9 +154,14 @@ impl Array {
         self.size() * self.0.dtype.size()
     }
 
+    /// The stream the node's op runs on.
+    pub fn stream(&self) -> Stream {
+        self.0.stream
+    }
+
     /// The device the node's op runs on.
     pub fn device(&self) -> Device {
-        self.0.device
+        self.0.stream.device
     }
 
     /// The node's primitive; `None` for arrays made from data.

@@ -1,4 +1,10 @@
-//! Devices. Each op names the device it runs on; evaluation moves data between them.
+//! Devices and streams. Each op names the stream it runs on; evaluation moves data between
+//! devices as ops need it there.
+//!
+//! A stream is an ordered lane of work on one device. WebGPU gives a device one queue, and a
+//! page's wasm runs on one thread, so the streams of a device share them: a stream's index
+//! names it (for `synchronize`, and for MLX-style code that makes streams), but two streams
+//! of one device do not run in parallel.
 
 use crate::error::{Error, Result};
 
@@ -33,5 +39,30 @@ impl Device {
                 "unknown device \"{other}\"; expected \"cpu\" or \"gpu\""
             ))),
         }
+    }
+}
+
+/// An ordered lane of work on a device, as MLX's `mx.Stream`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Stream {
+    pub device: Device,
+    pub index: u32,
+}
+
+impl Stream {
+    /// The default stream of `device`: index 0 on the GPU and 1 on the CPU, as MLX numbers them.
+    pub fn default_for(device: Device) -> Stream {
+        let index = match device {
+            Device::Gpu => 0,
+            Device::Cpu => 1,
+        };
+        Stream { device, index }
+    }
+}
+
+/// A device stands for its default stream.
+impl From<Device> for Stream {
+    fn from(device: Device) -> Stream {
+        Stream::default_for(device)
     }
 }

@@ -724,3 +724,61 @@ async fn numbers_and_booleans_stand_in_for_arrays_weakly_typed() {
         "ValueError"
     );
 }
+
+#[wasm_bindgen_test]
+async fn streams_route_ops_and_evaluate_and_synchronize_resolve() {
+    use tandem::js::ops::*;
+    use tandem::js::stream::*;
+    runtime_info().await;
+    let gpu_stream = default_stream("gpu").unwrap();
+    assert_eq!(
+        (gpu_stream.device(), gpu_stream.index()),
+        ("gpu".to_string(), 0)
+    );
+    let lane = new_stream("cpu").unwrap();
+    assert_eq!(lane.device(), "cpu");
+    assert!(lane.index() >= 2);
+    assert_eq!(
+        lane.to_display_string(),
+        format!("Stream(cpu, {})", lane.index())
+    );
+    let a = array(floats(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
+    let b = array(floats(&[10.0, 20.0, 30.0]), JsValue::UNDEFINED).unwrap();
+    // MLX's example: c on the CPU, d on the GPU reading c.
+    let c = add(
+        js_value(&a),
+        js_value(&b),
+        options(&[("stream", JsValue::from(lane))]),
+    )
+    .unwrap();
+    let d = add(
+        js_value(&a),
+        js_value(&c),
+        options(&[("stream", JsValue::from(gpu_stream))]),
+    )
+    .unwrap();
+    assert_eq!(c.array().device(), tandem::Device::Cpu);
+    assert_eq!(d.array().device(), tandem::Device::Gpu);
+    JsFuture::from(evaluate(vec![js_value(&c), js_value(&d)]).unwrap())
+        .await
+        .unwrap();
+    assert!(d.array().is_evaluated() && c.array().is_evaluated());
+    JsFuture::from(synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(to_vec(&d).await, vec![12.0, 24.0, 36.0]);
+    set_default_device("cpu").unwrap();
+    assert_eq!(default_device_name(), "cpu");
+    let e = add(js_value(&a), js_value(&b), JsValue::UNDEFINED).unwrap();
+    assert_eq!(e.array().device(), tandem::Device::Cpu);
+    set_default_device("gpu").unwrap();
+    assert_eq!(
+        error_name(add(
+            js_value(&a),
+            js_value(&b),
+            options(&[("stream", "npu".into())])
+        )),
+        "ValueError"
+    );
+    assert!(new_stream("tpu").is_err());
+}

@@ -215,6 +215,19 @@ pub async fn read_buffer(
     Ok(words_out)
 }
 
+/// Resolves once every submitted command buffer has finished.
+pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
+    let (sender, receiver) = oneshot::channel();
+    gpu.queue.on_submitted_work_done(move || {
+        // The receiver is only dropped if the waiting future is, and then no one cares.
+        let _ = sender.send(());
+    });
+    wait_for_callbacks(gpu);
+    receiver
+        .await
+        .map_err(|_| Error::Device("synchronize: the device was lost".into()))
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 fn wait_for_callbacks(gpu: &GpuContext) {
     // Natively nothing else drives the device, so block until the map callback has run.

@@ -8,6 +8,7 @@ pub mod ops;
 pub mod options;
 pub mod random;
 pub mod runtime;
+pub mod stream;
 
 use wasm_bindgen::prelude::*;
 

@@ -10,10 +10,10 @@ use crate::js::data::{from_js, numbers_to_words, with_dtype};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, axes_of, integers_of, shape_of};
-use crate::js::runtime::default_device;
+use crate::js::stream::default_op_stream;
 use crate::ops;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
-use crate::stream::Device;
+use crate::stream::Stream;
 
 /// Creates an array from a number, a boolean, nested arrays of them, or a typed array.
 /// `opts.shape` reshapes the data (its size must match) and `opts.dtype` converts it.
@@ -33,10 +33,10 @@ fn make_array(data: &JsValue, opts: &JsValue) -> Result<Array> {
 }
 
 /// `opts.stream`, or the default device.
-pub(crate) fn device_option(op: &'static str, opts: &JsValue) -> Result<Device> {
+pub(crate) fn device_option(op: &'static str, opts: &JsValue) -> Result<Stream> {
     Ok(Options::parse(op, opts)?
-        .device()?
-        .unwrap_or_else(default_device))
+        .stream()?
+        .unwrap_or_else(default_op_stream))
 }
 
 pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
@@ -218,7 +218,7 @@ pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArra
 #[wasm_bindgen]
 pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let parsed = js(Options::parse("squeeze", &opts))?;
-    let device = js(parsed.device())?.unwrap_or_else(default_device);
+    let device = js(parsed.stream())?.unwrap_or_else(default_op_stream);
     let axes = js(parsed.axes())?;
     js(ops::squeeze(x.array(), axes.as_deref(), device)).map(NdArray::new)
 }
@@ -269,9 +269,9 @@ pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 fn reduction_options(
     op: &'static str,
     opts: &JsValue,
-) -> Result<(Option<Vec<isize>>, bool, Device)> {
+) -> Result<(Option<Vec<isize>>, bool, Stream)> {
     let parsed = Options::parse(op, opts)?;
-    let device = parsed.device()?.unwrap_or_else(default_device);
+    let device = parsed.stream()?.unwrap_or_else(default_op_stream);
     Ok((parsed.axes()?, parsed.flag("keepdims")?, device))
 }
 
@@ -436,9 +436,9 @@ fn arrays_of(op: &str, list: &JsValue) -> Result<Vec<Array>> {
 }
 
 /// `opts.axis` as one axis (default 0) and the device.
-fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Device)> {
+fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Stream)> {
     let parsed = Options::parse(op, opts)?;
-    let device = parsed.device()?.unwrap_or_else(default_device);
+    let device = parsed.stream()?.unwrap_or_else(default_op_stream);
     let axis = match parsed.axes()?.as_deref() {
         None => 0,
         Some([axis]) => *axis,

@@ -4,7 +4,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::stream::Device;
+use crate::stream::Stream;
 
 /// A parsed options argument: `undefined`, `null` or a plain object.
 pub struct Options {
@@ -38,19 +38,11 @@ impl Options {
         (!value.is_undefined()).then_some(value)
     }
 
-    /// `opts.stream`: `"cpu"` or `"gpu"`.
-    pub fn device(&self) -> Result<Option<Device>> {
-        self.get("stream").map(|v| self.device_of(&v)).transpose()
-    }
-
-    fn device_of(&self, value: &JsValue) -> Result<Device> {
-        let name = value.as_string().ok_or_else(|| {
-            Error::Value(format!(
-                "{}: opts.stream must be \"cpu\" or \"gpu\"",
-                self.op
-            ))
-        })?;
-        Device::parse(&name).map_err(|e| Error::Value(format!("{}: {}", self.op, e.message())))
+    /// `opts.stream`: a `Stream`, or `"cpu"`/`"gpu"` for that device's default stream.
+    pub fn stream(&self) -> Result<Option<Stream>> {
+        self.get("stream")
+            .map(|v| crate::js::stream::stream_of(self.op, &v))
+            .transpose()
     }
 
     /// `opts.dtype`, by name.

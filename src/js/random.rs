@@ -11,9 +11,9 @@ use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, shape_of};
-use crate::js::runtime::default_device;
+use crate::js::stream::default_op_stream;
 use crate::ops;
-use crate::stream::Device;
+use crate::stream::Stream;
 
 thread_local! {
     /// The seed (from the clock until `randomSeed` is called) and the calls made under it.
@@ -63,7 +63,7 @@ fn param(opts: &Options, op: &str, key: &str, default: f32) -> Result<f32> {
 struct Request {
     shape: Vec<usize>,
     key: [u32; 2],
-    device: Device,
+    device: Stream,
     a: f32,
     b: f32,
 }
@@ -85,7 +85,7 @@ fn request(
     Ok(Request {
         shape,
         key: next_key(&opts, op)?,
-        device: opts.device()?.unwrap_or_else(default_device),
+        device: opts.stream()?.unwrap_or_else(default_op_stream),
         a: param(&opts, op, names[0].0, names[0].1)?,
         b: param(&opts, op, names[1].0, names[1].1)?,
     })

@@ -45,9 +45,9 @@ pub async fn current() -> Result<Rc<Runtime>> {
         .ok_or_else(|| Error::Device("the runtime failed to start".into()))
 }
 
-/// The device ops use when they name none: the runtime's default once it has started, and
-/// `gpu` before (which runs on the CPU if no GPU turns up).
-pub fn default_device() -> Device {
+/// The runtime's default device once it has started, and `gpu` before (which runs on the CPU
+/// if no GPU turns up).
+pub fn runtime_default_device() -> Device {
     RUNTIME.with(|r| {
         r.borrow()
             .as_ref()

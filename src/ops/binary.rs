@@ -6,9 +6,9 @@ use crate::dtype::promote;
 use crate::error::Result;
 use crate::primitive::{BinaryOp, Primitive};
 use crate::shape::broadcast_shapes;
-use crate::stream::Device;
+use crate::stream::Stream;
 
-/// `op(a, b)`, broadcast, on `device`.
+/// `op(a, b)`, broadcast, on `stream`.
 ///
 /// ```
 /// use tandem::{Array, DType, Device, ops::binary, primitive::BinaryOp};
@@ -17,7 +17,8 @@ use crate::stream::Device;
 /// let c = binary(BinaryOp::Less, &a, &b, Device::Cpu).unwrap();
 /// assert_eq!((c.shape(), c.dtype()), (&[2, 3][..], DType::Bool));
 /// ```
-pub fn binary(op: BinaryOp, a: &Array, b: &Array, device: Device) -> Result<Array> {
+pub fn binary(op: BinaryOp, a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
     let dtype = op.out_dtype(promote(a.dtype(), b.dtype()));
     let inputs = vec![a.clone(), b.clone()];
@@ -26,18 +27,20 @@ pub fn binary(op: BinaryOp, a: &Array, b: &Array, device: Device) -> Result<Arra
         inputs,
         shape,
         dtype,
-        device,
+        stream,
     ))
 }
 
 /// `a + b`.
-pub fn add(a: &Array, b: &Array, device: Device) -> Result<Array> {
-    binary(BinaryOp::Add, a, b, device)
+pub fn add(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
+    binary(BinaryOp::Add, a, b, stream)
 }
 
 /// `cond ? x : y` elementwise, all three broadcast together; the result has `x` and `y`'s
 /// promoted dtype.
-pub fn where_(cond: &Array, x: &Array, y: &Array, device: Device) -> Result<Array> {
+pub fn where_(cond: &Array, x: &Array, y: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let xy = broadcast_shapes("where", x.shape(), y.shape())?;
     let shape = broadcast_shapes("where", cond.shape(), &xy)?;
     let dtype = promote(x.dtype(), y.dtype());
@@ -47,18 +50,24 @@ pub fn where_(cond: &Array, x: &Array, y: &Array, device: Device) -> Result<Arra
         inputs,
         shape,
         dtype,
-        device,
+        stream,
     ))
 }
 
 /// `minimum(maximum(x, lo), hi)`, as MLX defines `clip`; NaN propagates.
-pub fn clip(x: &Array, lo: Option<&Array>, hi: Option<&Array>, device: Device) -> Result<Array> {
+pub fn clip(
+    x: &Array,
+    lo: Option<&Array>,
+    hi: Option<&Array>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
     let low = match lo {
-        Some(lo) => binary(BinaryOp::Maximum, x, lo, device)?,
+        Some(lo) => binary(BinaryOp::Maximum, x, lo, stream)?,
         None => x.clone(),
     };
     match hi {
-        Some(hi) => binary(BinaryOp::Minimum, &low, hi, device),
+        Some(hi) => binary(BinaryOp::Minimum, &low, hi, stream),
         None => Ok(low),
     }
 }

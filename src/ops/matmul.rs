@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::ops::{broadcast_to, reshape};
 use crate::primitive::Primitive;
 use crate::shape::{broadcast_shapes, fmt_shape};
-use crate::stream::Device;
+use crate::stream::Stream;
 
 /// The matrix product `a @ b`, batched over leading axes; float32 only, as in MLX.
 ///
@@ -17,7 +17,8 @@ use crate::stream::Device;
 /// let b = Array::from_f32(&[0.0; 20], &[4, 5]).unwrap();
 /// assert_eq!(matmul(&a, &b, Device::Cpu).unwrap().shape(), &[2, 3, 5]);
 /// ```
-pub fn matmul(a: &Array, b: &Array, device: Device) -> Result<Array> {
+pub fn matmul(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     if a.ndim() == 0 || b.ndim() == 0 {
         return Err(Error::Value(
             "matmul: scalars are not matrices; use multiply".into(),
@@ -32,12 +33,12 @@ pub fn matmul(a: &Array, b: &Array, device: Device) -> Result<Array> {
         )));
     }
     let a2 = if a.ndim() == 1 {
-        reshape(a, &[1, a.size() as isize], device)?
+        reshape(a, &[1, a.size() as isize], stream)?
     } else {
         a.clone()
     };
     let b2 = if b.ndim() == 1 {
-        reshape(b, &[b.size() as isize, 1], device)?
+        reshape(b, &[b.size() as isize, 1], stream)?
     } else {
         b.clone()
     };
@@ -57,9 +58,9 @@ pub fn matmul(a: &Array, b: &Array, device: Device) -> Result<Array> {
     }
     let batch = broadcast_shapes("matmul", &a2.shape()[..ra - 2], &b2.shape()[..rb - 2])?;
     let with = |tail: [usize; 2]| [batch.clone(), tail.to_vec()].concat();
-    let a3 = cast_and_broadcast(&a2, &with([m, k]), device)?;
-    let b3 = cast_and_broadcast(&b2, &with([k, n]), device)?;
-    let out = Array::from_primitive(Primitive::Matmul, vec![a3, b3], with([m, n]), dtype, device);
+    let a3 = cast_and_broadcast(&a2, &with([m, k]), stream)?;
+    let b3 = cast_and_broadcast(&b2, &with([k, n]), stream)?;
+    let out = Array::from_primitive(Primitive::Matmul, vec![a3, b3], with([m, n]), dtype, stream);
     let mut shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
     if b.ndim() == 1 {
         shape.pop();
@@ -68,21 +69,22 @@ pub fn matmul(a: &Array, b: &Array, device: Device) -> Result<Array> {
         shape.remove(shape.len() - usize::from(b.ndim() != 1) - 1);
     }
     if a.ndim() == 1 || b.ndim() == 1 {
-        reshape(&out, &shape, device)
+        reshape(&out, &shape, stream)
     } else {
         Ok(out)
     }
 }
 
-fn cast_and_broadcast(x: &Array, shape: &[usize], device: Device) -> Result<Array> {
+fn cast_and_broadcast(x: &Array, shape: &[usize], stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let x = if x.dtype() == DType::Float32 {
         x.clone()
     } else {
-        crate::ops::astype(x, DType::Float32, device)
+        crate::ops::astype(x, DType::Float32, stream)
     };
     if x.shape() == shape {
         Ok(x)
     } else {
-        broadcast_to(&x, shape, device)
+        broadcast_to(&x, shape, stream)
     }
 }

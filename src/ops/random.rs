@@ -6,16 +6,22 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::primitive::{Distribution, Primitive};
-use crate::stream::Device;
+use crate::stream::Stream;
 
-fn random(shape: &[usize], key: [u32; 2], distribution: Distribution, device: Device) -> Array {
+fn random(
+    shape: &[usize],
+    key: [u32; 2],
+    distribution: Distribution,
+    stream: impl Into<Stream>,
+) -> Array {
+    let stream: Stream = stream.into();
     let primitive = Primitive::Random(key, distribution);
     Array::from_primitive(
         primitive,
         Vec::new(),
         shape.to_vec(),
         DType::Float32,
-        device,
+        stream,
     )
 }
 
@@ -25,8 +31,9 @@ pub fn uniform(
     key: [u32; 2],
     low: f32,
     high: f32,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<Array> {
+    let stream: Stream = stream.into();
     if !(low.is_finite() && high.is_finite() && low <= high) {
         return Err(Error::Value(format!(
             "randomUniform: need finite low <= high, got {low} and {high}"
@@ -36,7 +43,7 @@ pub fn uniform(
         low: low.to_bits(),
         high: high.to_bits(),
     };
-    Ok(random(shape, key, distribution, device))
+    Ok(random(shape, key, distribution, stream))
 }
 
 /// Normal floats with mean `loc` and standard deviation `scale`.
@@ -45,8 +52,9 @@ pub fn normal(
     key: [u32; 2],
     loc: f32,
     scale: f32,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<Array> {
+    let stream: Stream = stream.into();
     if !(loc.is_finite() && scale.is_finite() && scale >= 0.0) {
         return Err(Error::Value(format!(
             "randomNormal: need a finite loc and scale >= 0, got {loc} and {scale}"
@@ -56,5 +64,5 @@ pub fn normal(
         loc: loc.to_bits(),
         scale: scale.to_bits(),
     };
-    Ok(random(shape, key, distribution, device))
+    Ok(random(shape, key, distribution, stream))
 }

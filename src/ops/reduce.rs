@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::ops::{binary, reshape, transpose, unary, where_};
 use crate::primitive::{BinaryOp, Primitive, ReduceOp, UnaryOp};
 use crate::shape::{fmt_shape, normalize_axes, numel};
-use crate::stream::Device;
+use crate::stream::Stream;
 
 /// The normalized axes of a reduction: all of them when `axes` is `None`.
 fn reduced_axes(op: &str, x: &Array, axes: Option<&[isize]>) -> Result<Vec<usize>> {
@@ -24,8 +24,9 @@ pub fn reduce(
     x: &Array,
     axes: Option<&[isize]>,
     keepdims: bool,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<Array> {
+    let stream: Stream = stream.into();
     let reduced = reduced_axes(op.name(), x, axes)?;
     if op.is_arg() && axes.is_some_and(|a| a.len() != 1) {
         return Err(Error::Value(format!(
@@ -48,7 +49,7 @@ pub fn reduce(
     let moved = if order.iter().enumerate().all(|(i, &a)| i as isize == a) {
         x.clone()
     } else {
-        transpose(x, Some(&order), device)?
+        transpose(x, Some(&order), stream)?
     };
     let shape: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
     let node = Array::from_primitive(
@@ -56,17 +57,23 @@ pub fn reduce(
         vec![moved],
         shape,
         op.out_dtype(x.dtype()),
-        device,
+        stream,
     );
     if keepdims {
-        keep_dims(&node, x, &reduced, device)
+        keep_dims(&node, x, &reduced, stream)
     } else {
         Ok(node)
     }
 }
 
 /// `result` reshaped to `x`'s rank with the reduced axes as 1.
-fn keep_dims(result: &Array, x: &Array, reduced: &[usize], device: Device) -> Result<Array> {
+fn keep_dims(
+    result: &Array,
+    x: &Array,
+    reduced: &[usize],
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
     let shape: Vec<isize> = (0..x.ndim())
         .map(|a| {
             if reduced.contains(&a) {
@@ -76,40 +83,48 @@ fn keep_dims(result: &Array, x: &Array, reduced: &[usize], device: Device) -> Re
             }
         })
         .collect();
-    reshape(result, &shape, device)
+    reshape(result, &shape, stream)
 }
 
 /// `x` as float32 (float-valued reductions of integers compute in float32, as MLX's do).
-fn as_float(x: &Array, device: Device) -> Array {
+fn as_float(x: &Array, stream: impl Into<Stream>) -> Array {
+    let stream: Stream = stream.into();
     if x.dtype() == DType::Float32 {
         x.clone()
     } else {
-        crate::ops::astype(x, DType::Float32, device)
+        crate::ops::astype(x, DType::Float32, stream)
     }
 }
 
 /// The arithmetic mean over `axes`; `float32` for every input dtype. An empty mean is NaN.
-pub fn mean(x: &Array, axes: Option<&[isize]>, keepdims: bool, device: Device) -> Result<Array> {
+pub fn mean(
+    x: &Array,
+    axes: Option<&[isize]>,
+    keepdims: bool,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
     let reduced = reduced_axes("mean", x, axes)?;
     let count = numel(&reduced.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
-    let total = reduce(ReduceOp::Sum, &as_float(x, device), axes, keepdims, device)?;
+    let total = reduce(ReduceOp::Sum, &as_float(x, stream), axes, keepdims, stream)?;
     let count = Array::from_f32(&[count as f32], &[])?;
-    binary(BinaryOp::Divide, &total, &count, device)
+    binary(BinaryOp::Divide, &total, &count, stream)
 }
 
 /// The maximum over `axes` with keepdims, made 0 where it is not finite, so that subtracting it
 /// keeps `exp` in range without turning infinite rows into NaN.
-fn stable_shift(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
-    let m = reduce(ReduceOp::Max, x, axes, true, device)?;
+fn stable_shift(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
+    let m = reduce(ReduceOp::Max, x, axes, true, stream)?;
     let inf = Array::from_f32(&[f32::INFINITY], &[])?;
     let finite = binary(
         BinaryOp::Less,
-        &unary(UnaryOp::Abs, &m, device)?,
+        &unary(UnaryOp::Abs, &m, stream)?,
         &inf,
-        device,
+        stream,
     )?;
     let zero = Array::from_f32(&[0.0], &[])?;
-    where_(&finite, &m, &zero, device)
+    where_(&finite, &m, &zero, stream)
 }
 
 /// `exp(x - shift)` and its sum over `axes` (kept), for `x` as float32.
@@ -117,14 +132,15 @@ fn exp_and_total(
     x: &Array,
     shift: &Array,
     axes: Option<&[isize]>,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<(Array, Array)> {
+    let stream: Stream = stream.into();
     let e = unary(
         UnaryOp::Exp,
-        &binary(BinaryOp::Subtract, x, shift, device)?,
-        device,
+        &binary(BinaryOp::Subtract, x, shift, stream)?,
+        stream,
     )?;
-    let total = reduce(ReduceOp::Sum, &e, axes, true, device)?;
+    let total = reduce(ReduceOp::Sum, &e, axes, true, stream)?;
     Ok((e, total))
 }
 
@@ -133,16 +149,17 @@ pub fn logsumexp(
     x: &Array,
     axes: Option<&[isize]>,
     keepdims: bool,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<Array> {
-    let x = as_float(x, device);
-    let shift = stable_shift(&x, axes, device)?;
-    let (_, total) = exp_and_total(&x, &shift, axes, device)?;
+    let stream: Stream = stream.into();
+    let x = as_float(x, stream);
+    let shift = stable_shift(&x, axes, stream)?;
+    let (_, total) = exp_and_total(&x, &shift, axes, stream)?;
     let out = binary(
         BinaryOp::Add,
-        &unary(UnaryOp::Log, &total, device)?,
+        &unary(UnaryOp::Log, &total, stream)?,
         &shift,
-        device,
+        stream,
     )?;
     if keepdims {
         return Ok(out);
@@ -152,14 +169,15 @@ pub fn logsumexp(
         .filter(|a| !reduced.contains(a))
         .map(|a| x.shape()[a] as isize)
         .collect();
-    reshape(&out, &shape, device)
+    reshape(&out, &shape, stream)
 }
 
 /// `exp(x) / sum(exp(x))` over `axes`, computed stably; `float32`. As in MLX, a row that is
 /// all -inf or holds +inf gives NaN.
-pub fn softmax(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
-    let x = as_float(x, device);
-    let shift = reduce(ReduceOp::Max, &x, axes, true, device)?;
-    let (e, total) = exp_and_total(&x, &shift, axes, device)?;
-    binary(BinaryOp::Divide, &e, &total, device)
+pub fn softmax(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
+    let x = as_float(x, stream);
+    let shift = reduce(ReduceOp::Max, &x, axes, true, stream)?;
+    let (e, total) = exp_and_total(&x, &shift, axes, stream)?;
+    binary(BinaryOp::Divide, &e, &total, stream)
 }

@@ -8,20 +8,22 @@ use crate::primitive::{Primitive, View};
 use crate::shape::{
     broadcast_shapes, fmt_shape, normalize_axes, normalize_axis, normalize_slice_axis, numel,
 };
-use crate::stream::Device;
+use crate::stream::Stream;
 
-fn view(x: &Array, view: View, shape: Vec<usize>, device: Device) -> Array {
+fn view(x: &Array, view: View, shape: Vec<usize>, stream: impl Into<Stream>) -> Array {
+    let stream: Stream = stream.into();
     Array::from_primitive(
         Primitive::View(view),
         vec![x.clone()],
         shape,
         x.dtype(),
-        device,
+        stream,
     )
 }
 
 /// `x` with `shape`; one entry may be -1 and is inferred.
-pub fn reshape(x: &Array, shape: &[isize], device: Device) -> Result<Array> {
+pub fn reshape(x: &Array, shape: &[isize], stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let known: usize = shape
         .iter()
         .filter(|&&d| d >= 0)
@@ -58,16 +60,18 @@ pub fn reshape(x: &Array, shape: &[isize], device: Device) -> Result<Array> {
     if numel(&new_shape) != x.size() {
         return Err(bad("the element counts differ"));
     }
-    Ok(view(x, View::Reshape, new_shape, device))
+    Ok(view(x, View::Reshape, new_shape, stream))
 }
 
 /// `x` as one dimension.
-pub fn flatten(x: &Array, device: Device) -> Array {
-    view(x, View::Reshape, vec![x.size()], device)
+pub fn flatten(x: &Array, stream: impl Into<Stream>) -> Array {
+    let stream: Stream = stream.into();
+    view(x, View::Reshape, vec![x.size()], stream)
 }
 
 /// `x` with its axes permuted; `None` reverses them.
-pub fn transpose(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+pub fn transpose(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let n = x.ndim();
     let axes = match axes {
         Some(axes) => {
@@ -83,11 +87,12 @@ pub fn transpose(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Ar
         None => (0..n).rev().collect(),
     };
     let shape = axes.iter().map(|&a| x.shape()[a]).collect();
-    Ok(view(x, View::Transpose(axes), shape, device))
+    Ok(view(x, View::Transpose(axes), shape, stream))
 }
 
 /// `x` with new axes of extent 1 at `axes` (positions in the result).
-pub fn expand_dims(x: &Array, axes: &[isize], device: Device) -> Result<Array> {
+pub fn expand_dims(x: &Array, axes: &[isize], stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let out_ndim = x.ndim() + axes.len();
     let axes = normalize_axes("expandDims", axes, out_ndim)?;
     let mut rest = x.shape().iter();
@@ -100,11 +105,12 @@ pub fn expand_dims(x: &Array, axes: &[isize], device: Device) -> Result<Array> {
             }
         })
         .collect();
-    Ok(view(x, View::Reshape, shape, device))
+    Ok(view(x, View::Reshape, shape, stream))
 }
 
 /// `x` without the axes of extent 1 in `axes` (all of them when `None`).
-pub fn squeeze(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Array> {
+pub fn squeeze(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let axes = match axes {
         Some(axes) => normalize_axes("squeeze", axes, x.ndim())?,
         None => (0..x.ndim()).filter(|&a| x.shape()[a] == 1).collect(),
@@ -120,11 +126,12 @@ pub fn squeeze(x: &Array, axes: Option<&[isize]>, device: Device) -> Result<Arra
         .filter(|a| !axes.contains(a))
         .map(|a| x.shape()[a])
         .collect();
-    Ok(view(x, View::Reshape, shape, device))
+    Ok(view(x, View::Reshape, shape, stream))
 }
 
 /// `x` repeated along axes to `shape`, by NumPy's broadcasting rules.
-pub fn broadcast_to(x: &Array, shape: &[usize], device: Device) -> Result<Array> {
+pub fn broadcast_to(x: &Array, shape: &[usize], stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let fits = broadcast_shapes("broadcastTo", x.shape(), shape).is_ok_and(|s| s == shape);
     if !fits {
         return Err(Error::Shape(format!(
@@ -133,7 +140,7 @@ pub fn broadcast_to(x: &Array, shape: &[usize], device: Device) -> Result<Array>
             fmt_shape(shape)
         )));
     }
-    Ok(view(x, View::Broadcast, shape.to_vec(), device))
+    Ok(view(x, View::Broadcast, shape.to_vec(), stream))
 }
 
 /// MLX's `slice(x, start, stop, strides)`: per axis, negative indices count from the end,
@@ -143,8 +150,9 @@ pub fn slice(
     start: &[isize],
     stop: &[isize],
     strides: Option<&[isize]>,
-    device: Device,
+    stream: impl Into<Stream>,
 ) -> Result<Array> {
+    let stream: Stream = stream.into();
     let n = x.ndim();
     let ones = vec![1isize; n];
     let strides = strides.unwrap_or(&ones);
@@ -168,11 +176,12 @@ pub fn slice(
         shape.push(len);
     }
     let step = strides.to_vec();
-    Ok(view(x, View::Slice { start: first, step }, shape, device))
+    Ok(view(x, View::Slice { start: first, step }, shape, stream))
 }
 
 /// The arrays joined along `axis`; their dtypes promote together.
-pub fn concatenate(arrays: &[Array], axis: isize, device: Device) -> Result<Array> {
+pub fn concatenate(arrays: &[Array], axis: isize, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let first = arrays
         .first()
         .ok_or_else(|| Error::Value("concatenate: needs at least one array".into()))?;
@@ -198,12 +207,13 @@ pub fn concatenate(arrays: &[Array], axis: isize, device: Device) -> Result<Arra
         arrays.to_vec(),
         shape,
         dtype,
-        device,
+        stream,
     ))
 }
 
 /// The arrays, all of one shape, stacked along a new axis.
-pub fn stack(arrays: &[Array], axis: isize, device: Device) -> Result<Array> {
+pub fn stack(arrays: &[Array], axis: isize, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     let first = arrays
         .first()
         .ok_or_else(|| Error::Value("stack: needs at least one array".into()))?;
@@ -216,10 +226,10 @@ pub fn stack(arrays: &[Array], axis: isize, device: Device) -> Result<Array> {
     }
     let expanded = arrays
         .iter()
-        .map(|x| expand_dims(x, &[axis], device))
+        .map(|x| expand_dims(x, &[axis], stream))
         .collect::<Result<Vec<_>>>()?;
     let axis = normalize_axis("stack", axis, first.ndim() + 1)?;
-    concatenate(&expanded, axis as isize, device)
+    concatenate(&expanded, axis as isize, stream)
 }
 
 /// How `split` divides an axis: into equal sections, or at indices.
@@ -229,7 +239,8 @@ pub enum SplitAt<'a> {
 }
 
 /// `x` cut along `axis` into views.
-pub fn split(x: &Array, at: SplitAt, axis: isize, device: Device) -> Result<Vec<Array>> {
+pub fn split(x: &Array, at: SplitAt, axis: isize, stream: impl Into<Stream>) -> Result<Vec<Array>> {
+    let stream: Stream = stream.into();
     let axis = normalize_axis("split", axis, x.ndim())?;
     let extent = x.shape()[axis] as isize;
     let bounds: Vec<isize> = match at {
@@ -258,7 +269,7 @@ pub fn split(x: &Array, at: SplitAt, axis: isize, device: Device) -> Result<Vec<
             let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
             start[axis] = w[0];
             stop[axis] = w[1].max(w[0]);
-            slice(x, &start, &stop, None, device)
+            slice(x, &start, &stop, None, stream)
         })
         .collect()
 }

@@ -4,9 +4,9 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::primitive::{Primitive, UnaryOp};
-use crate::stream::Device;
+use crate::stream::Stream;
 
-/// `op(x)` on `device`. Float-only ops (`exp`, `sin`, …) give `float32` for integer and bool
+/// `op(x)` on `stream`. Float-only ops (`exp`, `sin`, …) give `float32` for integer and bool
 /// inputs; `logicalNot` gives `bool`.
 ///
 /// ```
@@ -14,27 +14,30 @@ use crate::stream::Device;
 /// let x = Array::from_slice(&[1i32, 2], &[2]).unwrap();
 /// assert_eq!(unary(UnaryOp::Exp, &x, Device::Cpu).unwrap().dtype(), DType::Float32);
 /// ```
-pub fn unary(op: UnaryOp, x: &Array, device: Device) -> Result<Array> {
+pub fn unary(op: UnaryOp, x: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
     if op == UnaryOp::Neg && x.dtype() == DType::Bool {
         return Err(Error::DType(
             "neg: not supported for bool arrays; use logicalNot".into(),
         ));
     }
     let dtype = op.out_dtype(x.dtype());
-    Ok(node(op, x, dtype, device))
+    Ok(node(op, x, dtype, stream))
 }
 
 /// `x` converted to `dtype`, with C's rules (see `cpu/cast.rs`).
-pub fn astype(x: &Array, dtype: DType, device: Device) -> Array {
-    node(UnaryOp::Cast, x, dtype, device)
+pub fn astype(x: &Array, dtype: DType, stream: impl Into<Stream>) -> Array {
+    let stream: Stream = stream.into();
+    node(UnaryOp::Cast, x, dtype, stream)
 }
 
-fn node(op: UnaryOp, x: &Array, dtype: DType, device: Device) -> Array {
+fn node(op: UnaryOp, x: &Array, dtype: DType, stream: impl Into<Stream>) -> Array {
+    let stream: Stream = stream.into();
     Array::from_primitive(
         Primitive::Unary(op),
         vec![x.clone()],
         x.shape().to_vec(),
         dtype,
-        device,
+        stream,
     )
 }
