@@ -2,7 +2,8 @@
 //!
 //! The graph is walked with an explicit stack, never recursion, so chains thousands of nodes
 //! deep do not overflow the (small) wasm stack. Each node runs on its device; GPU dispatches are
-//! batched into one submit, which is flushed only when the CPU needs a GPU result or at the end.
+//! batched into one submit, which is flushed before a CPU node runs (so the GPU works while
+//! the CPU does) and at the end.
 //! A node lets go of its inputs once it has run, and the walk holds each node only until it has
 //! run, so intermediates are freed as soon as their last consumer is done. Views share their
 //! input's storage and run no kernel.
@@ -86,7 +87,9 @@ async fn run_node(
             )
         }
         (_, gpu, batch) => {
-            if let Some(batch) = batch.filter(|_| input_data.iter().any(|d| !d.storage.on_host())) {
+            // Submit recorded GPU work first, so the GPU runs it while this CPU node runs
+            // (and so any readback below comes after it).
+            if let Some(batch) = batch {
                 batch.submit();
             }
             let mut words = Vec::with_capacity(inputs.len());

@@ -139,3 +139,38 @@ fn intermediates_are_freed_once_their_last_consumer_has_run() {
         );
     }
 }
+
+#[test]
+fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
+    let runtime = gpu_runtime();
+    let transfers = &runtime.gpu().unwrap().transfers;
+    let (up, down) = (transfers.cpu_to_gpu(), transfers.gpu_to_cpu());
+    let a = Array::from_f32(&[1.0; 100], &[100]).unwrap();
+    let b = Array::from_f32(&[2.0; 100], &[100]).unwrap();
+    // MLX's example: c on the CPU, d on the GPU reading a and c.
+    let c = ops::add(&a, &b, Device::Cpu).unwrap();
+    let d = ops::add(&a, &c, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(d.to_f32_vec(&runtime)).unwrap(),
+        vec![4.0; 100]
+    );
+    assert_eq!(
+        transfers.cpu_to_gpu() - up,
+        2 * 400,
+        "a and c were uploaded once each"
+    );
+    assert_eq!(transfers.gpu_to_cpu() - down, 400, "d was read back once");
+    pollster::block_on(d.to_f32_vec(&runtime)).unwrap();
+    let e = ops::add(&a, &d, Device::Gpu).unwrap();
+    pollster::block_on(e.to_f32_vec(&runtime)).unwrap();
+    assert_eq!(
+        transfers.cpu_to_gpu() - up,
+        800,
+        "a is already on the GPU and d was never off it"
+    );
+    assert_eq!(
+        transfers.gpu_to_cpu() - down,
+        800,
+        "reading d twice read it back once; e once"
+    );
+}

@@ -1,7 +1,7 @@
 //! Adapter and device acquisition, and what they report.
 
 use crate::error::{Error, Result};
-use crate::gpu::encoder::ParamRing;
+use crate::gpu::encoder::{ParamRing, Transfers};
 use crate::gpu::pipelines::PipelineCache;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
@@ -36,6 +36,8 @@ pub struct GpuContext {
     pub pipelines: PipelineCache,
     /// Every dispatch's parameters, in one uniform buffer.
     pub params: ParamRing,
+    /// Bytes moved between host and GPU.
+    pub transfers: Transfers,
     adapter: AdapterSummary,
     limits: wgpu::Limits,
     features: wgpu::Features,
@@ -69,6 +71,7 @@ impl GpuContext {
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         Ok(GpuContext {
             params: ParamRing::new(&device),
+            transfers: Transfers::default(),
             device,
             queue,
             pipelines: PipelineCache::default(),

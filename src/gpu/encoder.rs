@@ -14,6 +14,26 @@ pub fn buffer_bytes(words: usize) -> u64 {
     (words.max(1) * 4) as u64
 }
 
+/// Bytes copied between host and GPU memory, as `memoryStats()` reports them under
+/// `transfer_bytes.cpu_to_gpu` and `transfer_bytes.gpu_to_cpu`.
+#[derive(Debug, Default)]
+pub struct Transfers {
+    to_gpu: std::cell::Cell<u64>,
+    to_host: std::cell::Cell<u64>,
+}
+
+impl Transfers {
+    /// Bytes uploaded so far.
+    pub fn cpu_to_gpu(&self) -> u64 {
+        self.to_gpu.get()
+    }
+
+    /// Bytes read back so far.
+    pub fn gpu_to_cpu(&self) -> u64 {
+        self.to_host.get()
+    }
+}
+
 /// Bytes per parameter block: 256 is a multiple of every adapter's
 /// `minUniformBufferOffsetAlignment`, and more than any kernel's parameters need.
 const PARAM_SLOT: u64 = 256;
@@ -159,6 +179,8 @@ pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<wgpu::Buffer> {
 /// the browsers measured, see PERFORMANCE.md).
 pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<wgpu::Buffer> {
     let buffer = create_storage(gpu, words.len())?;
+    let moved = &gpu.transfers.to_gpu;
+    moved.set(moved.get() + (words.len() * 4) as u64);
     if !words.is_empty() {
         gpu.queue
             .write_buffer(&buffer, 0, bytemuck::cast_slice(words));
@@ -178,6 +200,8 @@ pub async fn read_buffer(
         return Ok(Vec::new());
     }
     let size = (words * 4) as u64;
+    let moved = &gpu.transfers.to_host;
+    moved.set(moved.get() + size);
     let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("tandem readback"),
         size,
