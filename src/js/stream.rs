@@ -133,7 +133,8 @@ pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
     }))
 }
 
-/// `evaluate(...arrays)`: runs the graphs that produce the arrays (MLX's `mx.eval`).
+/// `evaluate(...arrays)`: runs the graphs that produce the arrays (MLX's `mx.eval`), and
+/// resolves once their results are computed on every device.
 #[wasm_bindgen(variadic, unchecked_return_type = "Promise<void>")]
 pub fn evaluate(
     #[wasm_bindgen(unchecked_param_type = "NDArray[]")] arrays: Vec<JsValue>,

@@ -1,5 +1,5 @@
 //! `cargo xtask demo`: builds the package and serves the demo page; with `--headless`, drives it
-//! in headless Chromium and prints what it shows.
+//! in headless Chromium and prints what it shows. The benchmark pages run the same way.
 
 use std::time::Duration;
 
@@ -8,35 +8,44 @@ use crate::manifest::Manifest;
 use crate::webdriver::Browser;
 use crate::{package, serve, setup};
 
-/// The page sets `window.tandemDemo = {state, text}`; `state` ends as `"done"` or `"error"`.
-const RESULT_SCRIPT: &str = "const d = window.tandemDemo; \
-    return d && d.state !== 'running' ? d : null;";
-
 pub fn demo(manifest: &Manifest, headless: bool) -> Result<(), String> {
     setup::setup(manifest)?;
     package::build(manifest)?;
     if headless {
-        let text = run_headless(manifest)?;
-        println!("{text}");
+        println!(
+            "{}",
+            run_page(manifest, "www/", "tandemDemo", Duration::from_secs(120))?
+        );
         return Ok(());
     }
-    let address = serve::start(&manifest.demo_address, root(), manifest.out_dir.clone())?;
+    let package = root().join(&manifest.out_dir);
+    let address = serve::start(&manifest.demo_address, root().join("www"), package)?;
     println!("demo: serving on http://{address}/ (Ctrl-C stops)");
     loop {
         std::thread::park();
     }
 }
 
-/// Serves the demo on a free port, opens it in headless Chromium, and returns the page's text;
-/// an error if the page reports one.
-pub fn run_headless(manifest: &Manifest) -> Result<String, String> {
-    let address = serve::start("127.0.0.1:0", root(), manifest.out_dir.clone())?;
+/// Serves the folder of `page` (`"www/"`, `"bench/split.html"`) on a free port, opens the page
+/// in headless Chromium, and returns the text it reports. A page reports through
+/// `window[global] = {state, text}`, with `state` ending as `"done"` or `"error"`.
+pub fn run_page(
+    manifest: &Manifest,
+    page: &str,
+    global: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    let (folder, file) = page.split_once('/').unwrap_or((page, ""));
+    let package = root().join(&manifest.out_dir);
+    let address = serve::start("127.0.0.1:0", root().join(folder), package)?;
     let browser = Browser::launch(manifest)?;
-    browser.goto(&format!("http://{address}/"))?;
-    let result = browser.wait_for(RESULT_SCRIPT, Duration::from_secs(120))?;
+    browser.goto(&format!("http://{address}/{file}"))?;
+    let script =
+        format!("const r = window.{global}; return r && r.state !== 'running' ? r : null;");
+    let result = browser.wait_for(&script, timeout)?;
     let text = result["text"].as_str().unwrap_or_default().to_string();
     match result["state"].as_str() {
         Some("done") => Ok(text),
-        _ => Err(format!("the demo page reported an error:\n{text}")),
+        _ => Err(format!("the page in {folder}/ reported an error:\n{text}")),
     }
 }

@@ -1,5 +1,6 @@
 //! tandem's task runner: `cargo xtask setup|build|test|demo [--headless]`.
 
+mod bench;
 mod cmd;
 mod demo;
 mod manifest;
@@ -21,7 +22,8 @@ commands:
   test              setup, then formatting, clippy, native tests on Vulkan, browser tests in
                     headless Chromium, and the demo page end to end
   demo [--headless] setup, build, and serve the demo on the manifest's address;
-                    --headless prints what the page shows instead";
+                    --headless prints what the page shows instead
+  bench split       build, then time MLX's GPU-only vs split workload in headless Chromium";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,6 +45,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["test"] => test::test(&manifest),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
+        ["bench", name] => bench::bench(&manifest, name),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             Ok(())

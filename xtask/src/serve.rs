@@ -1,4 +1,5 @@
-//! A static file server for the demo: `www/` at `/` and the package (`pkg/`) at `/pkg/`.
+//! A static file server for the demo and the benchmarks: a folder of pages at `/` and the
+//! package (`pkg/`) at `/pkg/`, where the pages' `../pkg/tandem.js` finds it.
 //! Responses carry the cross-origin isolation headers, which give pages `SharedArrayBuffer` and
 //! a fine-grained `performance.now()`.
 
@@ -9,29 +10,29 @@ use std::thread;
 
 /// Serves on `address` (port 0 picks a free port) from a background thread; returns the bound
 /// address.
-pub fn start(address: &str, root: PathBuf, out_dir: String) -> Result<SocketAddr, String> {
+pub fn start(address: &str, pages: PathBuf, package: PathBuf) -> Result<SocketAddr, String> {
     let listener =
         TcpListener::bind(address).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
     thread::spawn(move || {
         for stream in listener.incoming().map_while(Result::ok) {
-            let (root, out_dir) = (root.clone(), out_dir.clone());
+            let (pages, package) = (pages.clone(), package.clone());
             thread::spawn(move || {
                 // A browser that drops a connection midway is no reason to stop serving.
-                let _ = respond(stream, &root, &out_dir);
+                let _ = respond(stream, &pages, &package);
             });
         }
     });
     Ok(bound)
 }
 
-fn respond(mut stream: TcpStream, root: &Path, out_dir: &str) -> std::io::Result<()> {
+fn respond(mut stream: TcpStream, pages: &Path, package: &Path) -> std::io::Result<()> {
     let mut request_line = String::new();
     BufReader::new(&stream).read_line(&mut request_line)?;
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
     let file = (method == "GET")
-        .then(|| resolve(root, out_dir, target))
+        .then(|| resolve(pages, package, target))
         .flatten();
     let (status, body, kind) = match file.and_then(|f| std::fs::read(&f).ok().map(|b| (f, b))) {
         Some((path, body)) => ("200 OK", body, content_type(&path)),
@@ -48,11 +49,11 @@ fn respond(mut stream: TcpStream, root: &Path, out_dir: &str) -> std::io::Result
 }
 
 /// The file a URL path names, or `None` for paths that leave the served folders.
-fn resolve(root: &Path, out_dir: &str, target: &str) -> Option<PathBuf> {
+fn resolve(pages: &Path, package: &Path, target: &str) -> Option<PathBuf> {
     let path = target.split(['?', '#']).next().unwrap_or("/");
-    let (base, rest) = match path.strip_prefix(&format!("/{out_dir}/")) {
-        Some(rest) => (root.join(out_dir), rest),
-        None => (root.join("www"), path.trim_start_matches('/')),
+    let (base, rest) = match path.strip_prefix("/pkg/") {
+        Some(rest) => (package, rest),
+        None => (pages, path.trim_start_matches('/')),
     };
     let rest = if rest.is_empty() { "index.html" } else { rest };
     let relative = Path::new(rest);
@@ -80,28 +81,26 @@ mod tests {
 
     #[test]
     fn maps_pages_and_package_files() {
-        let root = Path::new("/repo");
+        let (root, pkg) = (Path::new("/repo/www"), Path::new("/repo/pkg"));
         assert_eq!(
-            resolve(root, "pkg", "/"),
+            resolve(root, pkg, "/"),
             Some(PathBuf::from("/repo/www/index.html"))
         );
         assert_eq!(
-            resolve(root, "pkg", "/main.js?v=1"),
+            resolve(root, pkg, "/main.js?v=1"),
             Some(PathBuf::from("/repo/www/main.js"))
         );
         assert_eq!(
-            resolve(root, "pkg", "/pkg/tandem_bg.wasm"),
+            resolve(root, pkg, "/pkg/tandem_bg.wasm"),
             Some(PathBuf::from("/repo/pkg/tandem_bg.wasm"))
         );
     }
 
     #[test]
     fn refuses_to_leave_the_served_folders() {
-        assert_eq!(resolve(Path::new("/repo"), "pkg", "/../Cargo.toml"), None);
-        assert_eq!(
-            resolve(Path::new("/repo"), "pkg", "/pkg/../../etc/passwd"),
-            None
-        );
+        let (root, pkg) = (Path::new("/repo/www"), Path::new("/repo/pkg"));
+        assert_eq!(resolve(root, pkg, "/../Cargo.toml"), None);
+        assert_eq!(resolve(root, pkg, "/pkg/../../etc/passwd"), None);
     }
 
     #[test]

@@ -60,7 +60,12 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     )?;
     step("demo page (built package, headless Chromium)");
     package::build(manifest)?;
-    match demo::run_headless(manifest) {
+    match demo::run_page(
+        manifest,
+        "www/",
+        "tandemDemo",
+        std::time::Duration::from_secs(120),
+    ) {
         Ok(text) => {
             println!("{text}");
             tally.passed += 1;
