@@ -249,6 +249,16 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Every reduction primitive.
+    pub const ALL: [ReduceOp; 6] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::ArgMax,
+        ReduceOp::ArgMin,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             ReduceOp::Sum => "sum",

@@ -464,14 +464,7 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             select::key(DType::Bool, dtype, dtype, dtype),
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
-        let reductions = [
-            ReduceOp::Sum,
-            ReduceOp::Prod,
-            ReduceOp::Max,
-            ReduceOp::Min,
-            ReduceOp::ArgMax,
-            ReduceOp::ArgMin,
-        ];
+        let reductions = ReduceOp::ALL;
         for op in reductions {
             sources.push((
                 format!("reduce:{}:{}", op.name(), dtype.name()),

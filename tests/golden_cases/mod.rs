@@ -318,14 +318,7 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
     if let Some(b) = BinaryOp::ALL.iter().find(|b| b.name() == op) {
         return one(ops::binary(*b, &x[0], &x[1], device));
     }
-    let reductions = [
-        ReduceOp::Sum,
-        ReduceOp::Prod,
-        ReduceOp::Max,
-        ReduceOp::Min,
-        ReduceOp::ArgMax,
-        ReduceOp::ArgMin,
-    ];
+    let reductions = ReduceOp::ALL;
     let keepdims = params["keepdims"].as_bool().unwrap_or(false);
     if let Some(r) = reductions.iter().find(|r| r.name() == op) {
         return one(ops::reduce(
