@@ -41,8 +41,9 @@ const PARAM_SLOT: u64 = 256;
 const PARAM_SLOTS: usize = 1024;
 
 /// One uniform buffer that holds every dispatch's parameters, read at a dynamic offset, so no
-/// dispatch creates a buffer of its own. Blocks are written with `writeBuffer`, which the queue
-/// orders after all earlier submits, so a block can be reused once its batch is submitted.
+/// dispatch creates a buffer of its own. A batch stages its blocks on the host and writes them
+/// with one `writeBuffer` (two when they wrap) just before it submits; the queue orders that
+/// write after all earlier submits, so a block can be reused once its batch is submitted.
 #[derive(Debug)]
 pub struct ParamRing {
     buffer: wgpu::Buffer,
@@ -63,21 +64,38 @@ impl ParamRing {
         }
     }
 
-    /// Writes `words` into the next block and returns its byte offset.
-    fn push(&self, queue: &wgpu::Queue, words: &[u32]) -> u32 {
+    /// The next block.
+    fn take_slot(&self) -> usize {
         let slot = self.next.get();
         self.next.set((slot + 1) % PARAM_SLOTS);
-        let offset = slot as u64 * PARAM_SLOT;
-        queue.write_buffer(&self.buffer, offset, bytemuck::cast_slice(words));
-        offset as u32
+        slot
+    }
+
+    /// Writes the staged blocks, which start at block `first` and may wrap past the end.
+    fn write(&self, queue: &wgpu::Queue, first: usize, staged: &[u32]) {
+        let words_per_slot = (PARAM_SLOT / 4) as usize;
+        let until_end = (PARAM_SLOTS - first) * words_per_slot;
+        let (head, tail) = staged.split_at(staged.len().min(until_end));
+        queue.write_buffer(
+            &self.buffer,
+            first as u64 * PARAM_SLOT,
+            bytemuck::cast_slice(head),
+        );
+        if !tail.is_empty() {
+            queue.write_buffer(&self.buffer, 0, bytemuck::cast_slice(tail));
+        }
     }
 }
 
-/// Dispatches recorded but not yet submitted.
+/// Dispatches recorded but not yet submitted. Its parameter blocks are consecutive in the ring
+/// because the scheduler submits before every await, so no other batch takes blocks while this
+/// one holds staged ones.
 pub struct CommandBatch<'a> {
     gpu: &'a GpuContext,
     encoder: Option<wgpu::CommandEncoder>,
-    params_used: usize,
+    /// This batch's parameter blocks, padded to a block each, from ring block `first_slot`.
+    staged: Vec<u32>,
+    first_slot: usize,
 }
 
 impl<'a> CommandBatch<'a> {
@@ -85,7 +103,8 @@ impl<'a> CommandBatch<'a> {
         CommandBatch {
             gpu,
             encoder: None,
-            params_used: 0,
+            staged: Vec::new(),
+            first_slot: 0,
         }
     }
 
@@ -110,12 +129,19 @@ impl<'a> CommandBatch<'a> {
         buffers: &[&wgpu::Buffer],
         grid: (u32, u32, u32),
     ) {
-        if self.params_used == PARAM_SLOTS {
+        let words_per_slot = (PARAM_SLOT / 4) as usize;
+        if self.staged.len() == PARAM_SLOTS * words_per_slot {
             self.submit();
         }
-        self.params_used += 1;
         let ring = &self.gpu.params;
-        let offset = ring.push(&self.gpu.queue, params);
+        let slot = ring.take_slot();
+        if self.staged.is_empty() {
+            self.first_slot = slot;
+        }
+        let start = self.staged.len();
+        self.staged.extend_from_slice(params);
+        self.staged.resize(start + words_per_slot, 0);
+        let offset = (slot as u64 * PARAM_SLOT) as u32;
         let mut entries = vec![wgpu::BindGroupEntry {
             binding: 0,
             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
@@ -154,10 +180,15 @@ impl<'a> CommandBatch<'a> {
 
     /// Submits what was recorded; nothing happens when the batch is empty.
     pub fn submit(&mut self) {
+        if !self.staged.is_empty() {
+            self.gpu
+                .params
+                .write(&self.gpu.queue, self.first_slot, &self.staged);
+            self.staged.clear();
+        }
         if let Some(encoder) = self.encoder.take() {
             self.gpu.queue.submit([encoder.finish()]);
         }
-        self.params_used = 0;
     }
 }
 
