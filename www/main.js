@@ -29,6 +29,20 @@ function showRuntime(info) {
   $("runtime").replaceChildren(...rows.map(([k, v]) => row(k, v)));
 }
 
+// The same add in a module Web Worker; rejects if the worker fails or disagrees.
+async function addInWorker() {
+  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  const reply = await new Promise((resolve, reject) => {
+    worker.onmessage = (event) => resolve(event.data);
+    worker.onerror = (event) => reject(new Error(`the worker failed: ${event.message}`));
+    worker.postMessage(null);
+  });
+  worker.terminate();
+  if (!reply.ok) throw new Error(`in the worker: ${reply.error}`);
+  if (reply.sum.join() !== "11,22,33") throw new Error(`the worker computed [${reply.sum}]`);
+  return reply;
+}
+
 async function main() {
   await init();
   const info = await tn.initRuntime();
@@ -39,8 +53,11 @@ async function main() {
   const b = tn.array([10, 20, 30]);
   const c = tn.add(a, b, { stream: "gpu" });
   const sum = Array.from(await c.toArray());
-  $("add").textContent =
-    `add([1, 2, 3], [10, 20, 30], {stream: "gpu"}) = [${sum.join(", ")}]  (${c.dtype}, shape [${c.shape}])`;
+  const inWorker = await addInWorker();
+  $("add").textContent = [
+    `add([1, 2, 3], [10, 20, 30], {stream: "gpu"}) = [${sum.join(", ")}]  (${c.dtype}, shape [${c.shape}])`,
+    `the same in a Web Worker (WebGPU ${inWorker.gpu ? "yes" : "no"}) = [${inWorker.sum.join(", ")}]`,
+  ].join("\n");
 }
 
 main().then(
