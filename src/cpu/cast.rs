@@ -51,6 +51,22 @@ pub fn cast(words: &[u32], from: DType, to: DType) -> Cow<'_, [u32]> {
     Cow::Owned(words.iter().map(|&w| cast_word(w, from, to)).collect())
 }
 
+/// A number (a JS number, a creation op's value) as a word of `dtype`: rounded to float32,
+/// or truncated and wrapped through i64 into the integer types (non-finite values give 0).
+pub fn from_number(value: f64, dtype: DType) -> u32 {
+    match dtype {
+        DType::Float32 => (value as f32).to_bits(),
+        DType::Bool => u32::from(value != 0.0),
+        DType::Int32 | DType::Uint32 => {
+            (if value.is_finite() {
+                value.trunc() as i64
+            } else {
+                0
+            }) as u32
+        }
+    }
+}
+
 fn cast_word(w: u32, from: DType, to: DType) -> u32 {
     match (from, to) {
         (_, DType::Bool) => u32::from(is_nonzero(w, from)),

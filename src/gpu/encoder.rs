@@ -109,7 +109,7 @@ impl<'a> CommandBatch<'a> {
     }
 
     /// The open encoder, started on first use.
-    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+    fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         self.encoder.get_or_insert_with(|| {
             self.gpu
                 .device

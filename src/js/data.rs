@@ -2,7 +2,7 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::cpu::cast::cast;
+use crate::cpu::cast::{cast, from_number};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::{fmt_shape, numel};
@@ -49,15 +49,7 @@ pub fn with_dtype(data: HostData, dtype: DType) -> HostData {
 
 /// JS numbers as words of `dtype`, with C's conversion rules (truncation, two's-complement wrap).
 pub fn numbers_to_words(values: &[f64], dtype: DType) -> Vec<u32> {
-    let to_int = |x: f64| if x.is_finite() { x.trunc() as i64 } else { 0 };
-    values
-        .iter()
-        .map(|&x| match dtype {
-            DType::Float32 => (x as f32).to_bits(),
-            DType::Int32 | DType::Uint32 => to_int(x) as u32,
-            DType::Bool => u32::from(x != 0.0),
-        })
-        .collect()
+    values.iter().map(|&x| from_number(x, dtype)).collect()
 }
 
 fn typed_array(data: &JsValue) -> Result<Option<HostData>> {

@@ -2,29 +2,14 @@
 //! They are built on the host; the runtime uploads them when a GPU op first reads them.
 
 use crate::array::Array;
+use crate::cpu::cast::from_number;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::numel;
 
-/// Words of `value` in `dtype`, with C's conversion rules.
-fn word(value: f64, dtype: DType) -> u32 {
-    match dtype {
-        DType::Float32 => (value as f32).to_bits(),
-        DType::Bool => u32::from(value != 0.0),
-        // Through i64, so negative values wrap into uint32 as C's conversions do.
-        DType::Int32 | DType::Uint32 => {
-            (if value.is_finite() {
-                value.trunc() as i64
-            } else {
-                0
-            }) as u32
-        }
-    }
-}
-
 /// An array of `shape` filled with `value`.
 pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
-    Array::from_words(vec![word(value, dtype); numel(shape)], shape, dtype)
+    Array::from_words(vec![from_number(value, dtype); numel(shape)], shape, dtype)
 }
 
 pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
@@ -49,7 +34,7 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
     }
     let count = ((stop - start) / step).ceil().max(0.0) as usize;
     let words = (0..count)
-        .map(|i| word(start + i as f64 * step, dtype))
+        .map(|i| from_number(start + i as f64 * step, dtype))
         .collect();
     Array::from_words(words, &[count], dtype)
 }
@@ -68,14 +53,14 @@ pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array
             start + i as f64 * step
         }
     };
-    let words = (0..num).map(|i| word(value(i), dtype)).collect();
+    let words = (0..num).map(|i| from_number(value(i), dtype)).collect();
     Array::from_words(words, &[num], dtype)
 }
 
 /// The `n`×`n` identity matrix.
 pub fn eye(n: usize, dtype: DType) -> Result<Array> {
     let words = (0..n * n)
-        .map(|i| word(f64::from(u8::from(i % (n + 1) == 0)), dtype))
+        .map(|i| from_number(f64::from(u8::from(i % (n + 1) == 0)), dtype))
         .collect();
     Array::from_words(words, &[n, n], dtype)
 }
