@@ -50,9 +50,9 @@ pub struct Data {
 
 impl Data {
     /// Fresh row-major storage for an array of `shape`.
-    pub fn contiguous(storage: Storage, shape: &[usize]) -> Data {
+    pub fn contiguous(storage: Rc<Storage>, shape: &[usize]) -> Data {
         Data {
-            storage: Rc::new(storage),
+            storage,
             layout: Layout::contiguous(shape),
         }
     }
@@ -84,7 +84,7 @@ impl Array {
             )));
         }
         let array = Array::node(shape.to_vec(), dtype, Device::Cpu.into(), None, Vec::new());
-        array.set_data(Data::contiguous(Storage::from_host(words), shape));
+        array.set_data(Data::contiguous(Rc::new(Storage::from_host(words)), shape));
         Ok(array)
     }
 
@@ -207,10 +207,11 @@ impl Array {
 
     /// Evaluates the array and returns its elements' words, row-major.
     pub async fn to_words(&self, runtime: &Runtime) -> Result<Rc<Vec<u32>>> {
-        scheduler::evaluate(runtime, std::slice::from_ref(self)).await?;
-        // evaluate() leaves every requested array with data.
+        let words = scheduler::read(runtime, std::slice::from_ref(self))
+            .await?
+            .remove(0);
+        // read() leaves the array evaluated.
         let data = self.data().expect("an evaluated array has data");
-        let words = data.storage.ensure_host(runtime.gpu()).await?;
         if data.is_dense(self.shape()) {
             return Ok(words);
         }

@@ -16,12 +16,15 @@
 //! ```
 
 pub mod array;
+pub mod calibrate;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod gpu;
+pub mod memory;
 pub mod ops;
 pub mod primitive;
+pub mod profile;
 pub mod runtime;
 pub mod scheduler;
 pub mod shape;

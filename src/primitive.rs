@@ -360,3 +360,23 @@ pub enum Primitive {
     Random([u32; 2], Distribution),
     View(View),
 }
+
+impl Primitive {
+    /// The op's name, as profiles and memory snapshots report it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Primitive::Unary(op) => op.name(),
+            Primitive::Binary(op) => op.name(),
+            Primitive::Where => "where",
+            Primitive::Reduce(op, _) => op.name(),
+            Primitive::Matmul => "matmul",
+            Primitive::Concatenate(_) => "concatenate",
+            Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",
+            Primitive::Random(_, _) => "randomNormal",
+            Primitive::View(View::Reshape) => "reshape",
+            Primitive::View(View::Transpose(_)) => "transpose",
+            Primitive::View(View::Broadcast) => "broadcastTo",
+            Primitive::View(View::Slice { .. }) => "slice",
+        }
+    }
+}

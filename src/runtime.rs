@@ -1,8 +1,10 @@
 //! The runtime: the GPU context when WebGPU (or Vulkan, natively) is available, and the device
 //! that ops use when they name none. A page has one runtime per JS realm (page or worker).
 
+use crate::calibrate::calibrate;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterSummary, GpuContext};
+use crate::profile::Profiler;
 use crate::stream::Device;
 
 /// How to start the runtime.
@@ -12,6 +14,9 @@ pub struct RuntimeOptions {
     pub power_preference: wgpu::PowerPreference,
     /// Fail instead of running the `gpu` device on the CPU when no adapter is found.
     pub require_gpu: bool,
+    /// The device ops use when they name none. Without it the runtime chooses: the GPU on a
+    /// hardware adapter, the faster device by measurement on a fallback adapter.
+    pub default_device: Option<Device>,
 }
 
 /// What the runtime found, reported to JS by `initRuntime`.
@@ -36,6 +41,8 @@ pub struct RuntimeInfo {
 pub struct Runtime {
     gpu: Option<GpuContext>,
     info: RuntimeInfo,
+    /// Records evaluations while a profile runs.
+    pub profiler: Profiler,
 }
 
 impl Runtime {
@@ -43,33 +50,71 @@ impl Runtime {
     /// device's ops on the CPU, unless `options.require_gpu` is set.
     pub async fn new(options: RuntimeOptions) -> Result<Runtime> {
         match GpuContext::new(options.power_preference).await {
-            Ok(gpu) => Ok(Runtime::with_gpu(gpu)),
+            Ok(gpu) => {
+                let mut runtime = Runtime::with_gpu(gpu);
+                match options.default_device {
+                    Some(device) => runtime.set_default_device(device, "initRuntime asked for it"),
+                    None => runtime.choose_default_device().await,
+                }
+                Ok(runtime)
+            }
             Err(err) if options.require_gpu => Err(Error::Device(format!(
                 "initRuntime: requireGpu is set but {}",
                 err.message()
             ))),
-            Err(err) => Ok(Runtime::cpu_only(err.message())),
+            Err(err) => {
+                let mut runtime = Runtime::cpu_only(err.message());
+                if let Some(device) = options.default_device {
+                    runtime.set_default_device(device, "initRuntime asked for it");
+                }
+                Ok(runtime)
+            }
         }
     }
 
     fn with_gpu(gpu: GpuContext) -> Runtime {
         let adapter = gpu.adapter().clone();
-        let kind = if adapter.is_fallback_adapter {
-            "a software (fallback) GPU adapter, which runs on the CPU,"
-        } else {
-            "a GPU adapter"
-        };
         let info = RuntimeInfo {
             gpu: true,
             limits: gpu.limit_table(),
             features: gpu.feature_names(),
             default_device: Device::Gpu,
-            default_device_reason: format!("{kind} is available ({})", adapter.device),
+            // A fallback adapter's default is measured later (choose_default_device).
+            default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
             adapter: Some(adapter),
         };
         Runtime {
             gpu: Some(gpu),
             info,
+            profiler: Profiler::default(),
+        }
+    }
+
+    fn set_default_device(&mut self, device: Device, why: &str) {
+        self.info.default_device = device;
+        self.info.default_device_reason = why.into();
+    }
+
+    /// On a fallback adapter, makes the device that runs a probe faster the default.
+    async fn choose_default_device(&mut self) {
+        let Some(adapter) = self.info.adapter.clone() else {
+            return;
+        };
+        if !adapter.is_fallback_adapter {
+            return;
+        }
+        match calibrate(self).await {
+            Ok(calibration) => {
+                self.set_default_device(calibration.faster(), &calibration.reason(&adapter.device))
+            }
+            Err(err) => {
+                self.info.default_device_reason = format!(
+                    "{} is a software (fallback) adapter; timing the devices failed ({}), so \
+                     the gpu stays the default",
+                    adapter.device,
+                    err.message()
+                );
+            }
         }
     }
 
@@ -82,7 +127,11 @@ impl Runtime {
             default_device: Device::Cpu,
             default_device_reason: format!("no GPU: {why}; the gpu device runs on the CPU"),
         };
-        Runtime { gpu: None, info }
+        Runtime {
+            gpu: None,
+            info,
+            profiler: Profiler::default(),
+        }
     }
 
     /// The GPU context, if a GPU was found.

@@ -1,19 +1,26 @@
 //! `evaluate`: runs the graph behind a set of arrays.
 //!
 //! The graph is walked with an explicit stack, never recursion, so chains thousands of nodes
-//! deep do not overflow the (small) wasm stack. Each node runs on its device; GPU dispatches are
-//! batched into one submit, which is flushed before a CPU node runs (so the GPU works while
-//! the CPU does) and at the end.
+//! deep do not overflow the (small) wasm stack. Nodes run in dependency order, each on its own
+//! stream's device:
+//! - GPU nodes are recorded into one batch, uploading their CPU-made inputs. The batch is
+//!   submitted before a CPU node runs, so the GPU works while the CPU does, and at the end.
+//! - A CPU node runs at once when its inputs are on the host. When one is only on the GPU, the
+//!   node waits for a readback, and so does everything that depends on it; the rest of the
+//!   graph goes on meanwhile. Readbacks recorded before a wait share one submit.
+//!
 //! A node lets go of its inputs once it has run, and the walk holds each node only until it has
 //! run, so intermediates are freed as soon as their last consumer is done. Views share their
 //! input's storage and run no kernel.
 
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use crate::array::{Array, Data};
 use crate::error::Result;
-use crate::gpu::encoder::CommandBatch;
+use crate::gpu::encoder::{CommandBatch, Readback};
 use crate::primitive::Primitive;
+use crate::profile::now_ms;
 use crate::runtime::Runtime;
 use crate::storage::Storage;
 use crate::stream::Device;
@@ -21,15 +28,230 @@ use crate::{cpu, gpu};
 
 /// Evaluates `outputs` and every unevaluated node they depend on.
 pub async fn evaluate(runtime: &Runtime, outputs: &[Array]) -> Result<()> {
-    let mut batch = runtime.gpu().map(CommandBatch::new);
-    for node in topological_order(outputs) {
-        let data = run_node(runtime, &mut batch, &node).await?;
-        node.set_data(data);
-    }
-    if let Some(batch) = batch.as_mut() {
-        batch.submit();
-    }
+    let mut run = Run::new(runtime);
+    run.evaluate(outputs).await?;
+    run.submit();
     Ok(())
+}
+
+/// Evaluates `arrays` and returns each one's storage words on the host. Those that live only
+/// on the GPU are read back together, after one submit.
+pub async fn read(runtime: &Runtime, arrays: &[Array]) -> Result<Vec<Rc<Vec<u32>>>> {
+    let mut run = Run::new(runtime);
+    run.evaluate(arrays).await?;
+    let storages: Vec<Rc<Storage>> = arrays.iter().map(|a| stored(a).storage).collect();
+    for storage in &storages {
+        if !storage.on_host() {
+            run.request_readback(storage);
+        }
+    }
+    run.receive_all_readbacks().await?;
+    Ok(storages
+        .iter()
+        .map(|s| s.host_words().expect("read back above"))
+        .collect())
+}
+
+/// One evaluation in progress: the GPU batch being recorded and the readbacks in flight.
+struct Run<'r> {
+    runtime: &'r Runtime,
+    batch: Option<CommandBatch<'r>>,
+    /// Readbacks of buffers that no unsubmitted work writes. They are submitted ahead of
+    /// `batch`, so they do not wait behind the GPU work recorded since.
+    early: Option<CommandBatch<'r>>,
+    /// Storages that `batch`'s unsubmitted work writes.
+    pending_writes: HashSet<*const Storage>,
+    /// Oldest first, each with the storage it fills.
+    readbacks: Vec<(Rc<Storage>, Readback)>,
+}
+
+impl<'r> Run<'r> {
+    fn new(runtime: &'r Runtime) -> Run<'r> {
+        let batch = runtime
+            .gpu()
+            .map(|gpu| CommandBatch::profiled(gpu, &runtime.profiler));
+        Run {
+            runtime,
+            batch,
+            early: runtime.gpu().map(CommandBatch::new),
+            pending_writes: HashSet::new(),
+            readbacks: Vec::new(),
+        }
+    }
+
+    async fn evaluate(&mut self, outputs: &[Array]) -> Result<()> {
+        let mut waiting = topological_order(outputs);
+        while !waiting.is_empty() {
+            waiting = self.run_ready(waiting)?;
+            if !waiting.is_empty() {
+                self.receive_readbacks().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every node of `nodes` (in dependency order) that can run now, and returns the ones
+    /// that wait for a readback, directly or through an input.
+    fn run_ready(&mut self, nodes: Vec<Array>) -> Result<Vec<Array>> {
+        let mut waiting = Vec::new();
+        let mut blocked = HashSet::new();
+        for node in nodes {
+            // A concurrent evaluation may have run it while this one awaited.
+            if node.is_evaluated() {
+                continue;
+            }
+            let inputs = node.inputs();
+            let ready = !inputs.iter().any(|i| blocked.contains(&i.id()));
+            match ready.then(|| self.try_run(&node, &inputs)).transpose()? {
+                Some(Some(data)) => node.set_data(data),
+                _ => {
+                    blocked.insert(node.id());
+                    waiting.push(node);
+                }
+            }
+        }
+        Ok(waiting)
+    }
+
+    /// Runs `node` if its inputs are where its device needs them; `None` when it must wait
+    /// for a readback (which this requests).
+    fn try_run(&mut self, node: &Array, inputs: &[Array]) -> Result<Option<Data>> {
+        let input_data: Vec<Data> = inputs.iter().map(stored).collect();
+        if let Some(Primitive::View(view)) = node.primitive()
+            && let Some(layout) =
+                view.layout(inputs[0].shape(), &input_data[0].layout, node.shape())
+        {
+            let storage = input_data[0].storage.clone();
+            return Ok(Some(Data { storage, layout }));
+        }
+        let storage = match (node.device(), self.runtime.gpu(), self.batch.as_mut()) {
+            (Device::Gpu, Some(gpu), Some(batch)) => {
+                let storage = Rc::new(run_on_gpu(gpu, batch, node, inputs, &input_data)?);
+                self.pending_writes.insert(Rc::as_ptr(&storage));
+                storage
+            }
+            _ => match self.host_inputs(&input_data) {
+                Some(words) => Rc::new(self.run_on_cpu(node, inputs, &input_data, &words)?),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(Data::contiguous(storage, node.shape())))
+    }
+
+    /// The inputs' host copies, or `None` after requesting readbacks of those that have none.
+    fn host_inputs(&mut self, input_data: &[Data]) -> Option<Vec<Rc<Vec<u32>>>> {
+        let words: Vec<_> = input_data.iter().map(|d| d.storage.host_words()).collect();
+        if words.iter().all(Option::is_some) {
+            return words.into_iter().collect();
+        }
+        for d in input_data.iter().filter(|d| !d.storage.on_host()) {
+            self.request_readback(&d.storage);
+        }
+        None
+    }
+
+    fn run_on_cpu(
+        &mut self,
+        node: &Array,
+        inputs: &[Array],
+        input_data: &[Data],
+        words: &[Rc<Vec<u32>>],
+    ) -> Result<Storage> {
+        // Start the recorded GPU work, so the GPU runs it while this node runs.
+        self.submit();
+        let start_ms = now_ms();
+        let host: Vec<_> = words
+            .iter()
+            .zip(input_data)
+            .map(|(w, d)| cpu::HostInput {
+                words: w,
+                layout: &d.layout,
+            })
+            .collect();
+        let result = cpu::eval(node, inputs, &host)?;
+        let op = node.primitive().map_or("array", |p| p.name());
+        self.runtime
+            .profiler
+            .record_cpu(op, node.stream(), start_ms);
+        Ok(Storage::from_host(result))
+    }
+
+    /// Records a readback of `storage`'s GPU copy, unless one is already in flight.
+    fn request_readback(&mut self, storage: &Rc<Storage>) {
+        if self.readbacks.iter().any(|(s, _)| Rc::ptr_eq(s, storage)) {
+            return;
+        }
+        let buffer = storage
+            .gpu_buffer()
+            .expect("storage has a host or a GPU copy");
+        let batch = if self.pending_writes.contains(&Rc::as_ptr(storage)) {
+            self.batch.as_mut()
+        } else {
+            self.early.as_mut()
+        };
+        let batch = batch.expect("a GPU copy implies a GPU context");
+        let readback = batch.read_back(&buffer, storage.len());
+        self.readbacks.push((storage.clone(), readback));
+    }
+
+    /// Submits, waits for the oldest readback, and takes every other one that has finished
+    /// meanwhile.
+    async fn receive_readbacks(&mut self) -> Result<()> {
+        self.submit();
+        let gpu = self.runtime.gpu().expect("readbacks imply a GPU context");
+        let (storage, oldest) = self.readbacks.remove(0);
+        storage.set_host(oldest.finish(gpu).await?);
+        let mut pending = Vec::new();
+        for (storage, mut readback) in std::mem::take(&mut self.readbacks) {
+            if readback.is_ready() {
+                storage.set_host(readback.finish(gpu).await?);
+            } else {
+                pending.push((storage, readback));
+            }
+        }
+        self.readbacks = pending;
+        Ok(())
+    }
+
+    async fn receive_all_readbacks(&mut self) -> Result<()> {
+        while !self.readbacks.is_empty() {
+            self.receive_readbacks().await?;
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self) {
+        if let Some(early) = self.early.as_mut() {
+            early.submit();
+        }
+        if let Some(batch) = self.batch.as_mut() {
+            batch.submit();
+        }
+        self.pending_writes.clear();
+    }
+}
+
+fn run_on_gpu(
+    gpu: &gpu::GpuContext,
+    batch: &mut CommandBatch<'_>,
+    node: &Array,
+    inputs: &[Array],
+    input_data: &[Data],
+) -> Result<Storage> {
+    let buffers = input_data
+        .iter()
+        .map(|d| d.storage.ensure_gpu(gpu))
+        .collect::<Result<Vec<_>>>()?;
+    let gpu_inputs: Vec<_> = buffers
+        .iter()
+        .zip(input_data)
+        .map(|(buffer, d)| gpu::ops::GpuInput {
+            buffer,
+            layout: &d.layout,
+        })
+        .collect();
+    let buffer = gpu::ops::eval(gpu, batch, node, inputs, &gpu_inputs)?;
+    Ok(Storage::from_gpu(buffer, node.size()))
 }
 
 /// Unevaluated nodes behind `outputs`, each after its inputs.
@@ -52,65 +274,7 @@ fn topological_order(outputs: &[Array]) -> Vec<Array> {
     order
 }
 
-/// Runs one node: a view shares its input's storage when it can; anything else runs a kernel
-/// on the node's device (the CPU when there is no GPU context).
-async fn run_node(
-    runtime: &Runtime,
-    batch: &mut Option<CommandBatch<'_>>,
-    node: &Array,
-) -> Result<Data> {
-    let inputs = node.inputs();
-    let input_data: Vec<Data> = inputs.iter().map(stored).collect();
-    if let Some(Primitive::View(view)) = node.primitive()
-        && let Some(layout) = view.layout(inputs[0].shape(), &input_data[0].layout, node.shape())
-    {
-        let storage = input_data[0].storage.clone();
-        return Ok(Data { storage, layout });
-    }
-    let storage = match (node.device(), runtime.gpu(), batch.as_mut()) {
-        (Device::Gpu, Some(gpu), Some(batch)) => {
-            let buffers = input_data
-                .iter()
-                .map(|d| d.storage.ensure_gpu(gpu))
-                .collect::<Result<Vec<_>>>()?;
-            let gpu_inputs: Vec<_> = buffers
-                .iter()
-                .zip(&input_data)
-                .map(|(buffer, d)| gpu::ops::GpuInput {
-                    buffer,
-                    layout: &d.layout,
-                })
-                .collect();
-            Storage::from_gpu(
-                gpu::ops::eval(gpu, batch, node, &inputs, &gpu_inputs)?,
-                node.size(),
-            )
-        }
-        (_, gpu, batch) => {
-            // Submit recorded GPU work first, so the GPU runs it while this CPU node runs
-            // (and so any readback below comes after it).
-            if let Some(batch) = batch {
-                batch.submit();
-            }
-            let mut words = Vec::with_capacity(inputs.len());
-            for d in &input_data {
-                words.push(d.storage.ensure_host(gpu).await?);
-            }
-            let host: Vec<_> = words
-                .iter()
-                .zip(&input_data)
-                .map(|(w, d)| cpu::HostInput {
-                    words: w,
-                    layout: &d.layout,
-                })
-                .collect();
-            Storage::from_host(cpu::eval(node, &inputs, &host)?)
-        }
-    };
-    Ok(Data::contiguous(storage, node.shape()))
-}
-
-/// The data of an input, which topological order guarantees has run.
+/// The data of an input, which dependency order guarantees has run.
 fn stored(input: &Array) -> Data {
     input.data().expect("inputs run before their consumers")
 }

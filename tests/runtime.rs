@@ -9,13 +9,26 @@ use tandem::{Array, Device, ops};
 
 #[test]
 fn runtime_reports_a_vulkan_adapter() {
-    let runtime = gpu_runtime();
+    let options = tandem::RuntimeOptions {
+        require_gpu: true,
+        ..Default::default()
+    };
+    let runtime = pollster::block_on(tandem::Runtime::new(options)).unwrap();
     let info = runtime.info();
     assert!(info.gpu);
     let adapter = info.adapter.as_ref().unwrap();
     assert_eq!(adapter.backend, "vulkan");
     assert!(!adapter.device.is_empty());
-    assert_eq!(info.default_device, Device::Gpu);
+    if adapter.is_fallback_adapter {
+        // llvmpipe runs on the CPU: the default is whichever device timed faster.
+        assert!(
+            info.default_device_reason.contains("ms on the cpu"),
+            "{}",
+            info.default_device_reason
+        );
+    } else {
+        assert_eq!(info.default_device, Device::Gpu);
+    }
     let limit = |name| info.limits.iter().find(|(n, _)| *n == name).unwrap().1;
     assert!(limit("maxStorageBufferBindingSize") >= 128 << 20);
 }
@@ -98,6 +111,7 @@ fn deep_chain_evaluates_without_recursion() {
 #[test]
 fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
     let runtime = gpu_runtime();
+    let pipelines_before = runtime.gpu().unwrap().pipelines.len();
     let one = Array::from_f32(&[1.0], &[]).unwrap();
     let mut x = Array::from_f32(&[0.0, 0.5], &[2]).unwrap();
     // More dispatches than the ring's 1024 parameter blocks, all in one evaluation.
@@ -109,7 +123,7 @@ fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
         vec![2500.0, 2500.5]
     );
     assert!(
-        runtime.gpu().unwrap().pipelines.len() <= 2,
+        runtime.gpu().unwrap().pipelines.len() <= pipelines_before + 1,
         "one pipeline for the adds, whatever their number"
     );
 }
@@ -143,8 +157,11 @@ fn intermediates_are_freed_once_their_last_consumer_has_run() {
 #[test]
 fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
     let runtime = gpu_runtime();
-    let transfers = &runtime.gpu().unwrap().transfers;
-    let (up, down) = (transfers.cpu_to_gpu(), transfers.gpu_to_cpu());
+    let moved = || {
+        let stats = tandem::memory::stats();
+        (stats.cpu_to_gpu, stats.gpu_to_cpu)
+    };
+    let (up, down) = moved();
     let a = Array::from_f32(&[1.0; 100], &[100]).unwrap();
     let b = Array::from_f32(&[2.0; 100], &[100]).unwrap();
     // MLX's example: c on the CPU, d on the GPU reading a and c.
@@ -154,22 +171,18 @@ fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
         pollster::block_on(d.to_f32_vec(&runtime)).unwrap(),
         vec![4.0; 100]
     );
-    assert_eq!(
-        transfers.cpu_to_gpu() - up,
-        2 * 400,
-        "a and c were uploaded once each"
-    );
-    assert_eq!(transfers.gpu_to_cpu() - down, 400, "d was read back once");
+    assert_eq!(moved().0 - up, 2 * 400, "a and c were uploaded once each");
+    assert_eq!(moved().1 - down, 400, "d was read back once");
     pollster::block_on(d.to_f32_vec(&runtime)).unwrap();
     let e = ops::add(&a, &d, Device::Gpu).unwrap();
     pollster::block_on(e.to_f32_vec(&runtime)).unwrap();
     assert_eq!(
-        transfers.cpu_to_gpu() - up,
+        moved().0 - up,
         800,
         "a is already on the GPU and d was never off it"
     );
     assert_eq!(
-        transfers.gpu_to_cpu() - down,
+        moved().1 - down,
         800,
         "reading d twice read it back once; e once"
     );

@@ -2,49 +2,20 @@
 //! Run with `cargo xtask test` (or `wasm-pack test --headless --chrome`).
 #![cfg(target_arch = "wasm32")]
 
-use js_sys::{Array as JsArray, Float32Array, Reflect};
+use js_sys::Array as JsArray;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 use tandem::js::ndarray::NdArray;
 use tandem::js::ops::{add, array};
-use tandem::js::runtime::init_runtime;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 mod golden_cases;
+mod web_common;
 
-fn floats(values: &[f64]) -> JsValue {
-    values
-        .iter()
-        .map(|&v| JsValue::from_f64(v))
-        .collect::<JsArray>()
-        .into()
-}
-
-fn options(pairs: &[(&str, JsValue)]) -> JsValue {
-    let object = js_sys::Object::new();
-    for (key, value) in pairs {
-        Reflect::set(&object, &(*key).into(), value).unwrap();
-    }
-    object.into()
-}
-
-async fn runtime_info() -> JsValue {
-    JsFuture::from(init_runtime(JsValue::UNDEFINED).unwrap())
-        .await
-        .unwrap()
-}
-
-async fn to_vec(a: &NdArray) -> Vec<f32> {
-    let typed = JsFuture::from(a.to_array()).await.unwrap();
-    typed.dyn_into::<Float32Array>().unwrap().to_vec()
-}
-
-fn get(object: &JsValue, key: &str) -> JsValue {
-    Reflect::get(object, &key.into()).unwrap()
-}
+use web_common::*;
 
 #[wasm_bindgen_test]
 async fn init_runtime_reports_the_webgpu_adapter() {
@@ -69,7 +40,13 @@ async fn init_runtime_reports_the_webgpu_adapter() {
             >= (128 << 20) as f64
     );
     let default = get(&info, "defaultDevice");
-    assert!(get(&default, "reason").as_string().unwrap().len() > 10);
+    let reason = get(&default, "reason").as_string().unwrap();
+    assert!(
+        reason.contains("ms on the cpu") && reason.contains("ms on the gpu"),
+        "a fallback adapter's default device is chosen by timing both: {reason}"
+    );
+    let device = get(&default, "device").as_string().unwrap();
+    assert!(device == "cpu" || device == "gpu", "{device}");
 }
 
 #[wasm_bindgen_test]
@@ -229,28 +206,6 @@ async fn tolist_and_item_read_nested_values() {
         String::from(err.dyn_into::<js_sys::Error>().unwrap().name()),
         "ValueError"
     );
-}
-
-/// A JS value for an NDArray, as a page would pass it.
-fn js_value(a: &NdArray) -> JsValue {
-    JsValue::from(a.clone_handle())
-}
-
-fn gpu() -> JsValue {
-    options(&[("stream", "gpu".into())])
-}
-
-fn cpu() -> JsValue {
-    options(&[("stream", "cpu".into())])
-}
-
-fn error_name(result: Result<NdArray, JsValue>) -> String {
-    let err: js_sys::Error = result
-        .err()
-        .expect("an error")
-        .dyn_into()
-        .expect("a JS Error");
-    String::from(err.name())
 }
 
 #[wasm_bindgen_test]
@@ -437,7 +392,12 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     use tandem::DType;
     use tandem::gpu::ops::{binary, reduce, select, unary};
     use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
-    let runtime = tandem::Runtime::new(Default::default()).await.unwrap();
+    let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
+        default_device: Some(tandem::Device::Gpu),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let gpu = runtime.gpu().expect("WebGPU");
     let mut sources = Vec::new();
     for dtype in DType::ALL {
@@ -676,7 +636,12 @@ async fn seeded_random_arrays_repeat_and_agree_across_devices() {
 
 #[wasm_bindgen_test]
 async fn golden_values_match_on_webgpu_and_the_wasm_cpu() {
-    let runtime = tandem::Runtime::new(Default::default()).await.unwrap();
+    let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
+        default_device: Some(tandem::Device::Gpu),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     for device in [tandem::Device::Gpu, tandem::Device::Cpu] {
         let failures = golden_cases::run_all(&runtime, device).await;
         assert!(

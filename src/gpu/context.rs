@@ -1,7 +1,9 @@
 //! Adapter and device acquisition, and what they report.
 
 use crate::error::{Error, Result};
-use crate::gpu::encoder::{ParamRing, Transfers};
+use std::cell::Cell;
+
+use crate::gpu::encoder::{ParamRing, ReadbackPool};
 use crate::gpu::pipelines::PipelineCache;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
@@ -36,8 +38,10 @@ pub struct GpuContext {
     pub pipelines: PipelineCache,
     /// Every dispatch's parameters, in one uniform buffer.
     pub params: ParamRing,
-    /// Bytes moved between host and GPU.
-    pub transfers: Transfers,
+    /// Staging buffers for readbacks.
+    pub readbacks: ReadbackPool,
+    /// Command buffers submitted so far.
+    submits: Cell<u64>,
     adapter: AdapterSummary,
     limits: wgpu::Limits,
     features: wgpu::Features,
@@ -71,7 +75,8 @@ impl GpuContext {
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         Ok(GpuContext {
             params: ParamRing::new(&device),
-            transfers: Transfers::default(),
+            readbacks: ReadbackPool::default(),
+            submits: Cell::new(0),
             device,
             queue,
             pipelines: PipelineCache::default(),
@@ -79,6 +84,20 @@ impl GpuContext {
             limits,
             features,
         })
+    }
+
+    /// Command buffers submitted so far: batching keeps this far below the dispatch count.
+    pub fn submit_count(&self) -> u64 {
+        self.submits.get()
+    }
+
+    pub(crate) fn count_submit(&self) {
+        self.submits.set(self.submits.get() + 1);
+    }
+
+    /// Whether passes can write GPU timestamps (for profiles).
+    pub fn has_timestamps(&self) -> bool {
+        self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     pub fn adapter(&self) -> &AdapterSummary {

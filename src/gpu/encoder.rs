@@ -7,31 +7,12 @@ use futures_channel::oneshot;
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
+use crate::profile::{Profiler, now_ms};
 
 /// Bytes of a buffer that holds `words` elements. WebGPU cannot bind an empty buffer, so an
 /// empty array still gets one word.
 pub fn buffer_bytes(words: usize) -> u64 {
     (words.max(1) * 4) as u64
-}
-
-/// Bytes copied between host and GPU memory, as `memoryStats()` reports them under
-/// `transfer_bytes.cpu_to_gpu` and `transfer_bytes.gpu_to_cpu`.
-#[derive(Debug, Default)]
-pub struct Transfers {
-    to_gpu: std::cell::Cell<u64>,
-    to_host: std::cell::Cell<u64>,
-}
-
-impl Transfers {
-    /// Bytes uploaded so far.
-    pub fn cpu_to_gpu(&self) -> u64 {
-        self.to_gpu.get()
-    }
-
-    /// Bytes read back so far.
-    pub fn gpu_to_cpu(&self) -> u64 {
-        self.to_host.get()
-    }
 }
 
 /// Bytes per parameter block: 256 is a multiple of every adapter's
@@ -96,6 +77,18 @@ pub struct CommandBatch<'a> {
     /// This batch's parameter blocks, padded to a block each, from ring block `first_slot`.
     staged: Vec<u32>,
     first_slot: usize,
+    /// Readbacks recorded in this batch, mapped once it is submitted.
+    maps: Vec<PendingMap>,
+    /// Set while a profile records.
+    profile: Option<BatchProfile<'a>>,
+}
+
+/// What a batch records for a profile: each dispatch's kernel and, where the adapter has
+/// `timestamp-query`, a begin and an end timestamp per dispatch.
+struct BatchProfile<'a> {
+    profiler: &'a Profiler,
+    kernels: Vec<String>,
+    queries: Option<wgpu::QuerySet>,
 }
 
 impl<'a> CommandBatch<'a> {
@@ -105,7 +98,29 @@ impl<'a> CommandBatch<'a> {
             encoder: None,
             staged: Vec::new(),
             first_slot: 0,
+            maps: Vec::new(),
+            profile: None,
         }
+    }
+
+    /// A batch that reports its dispatches to `profiler` while it records.
+    pub fn profiled(gpu: &'a GpuContext, profiler: &'a Profiler) -> CommandBatch<'a> {
+        let mut batch = CommandBatch::new(gpu);
+        if profiler.is_active() {
+            let queries = gpu.has_timestamps().then(|| {
+                gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("tandem profile"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * PARAM_SLOTS as u32,
+                })
+            });
+            batch.profile = Some(BatchProfile {
+                profiler,
+                kernels: Vec::new(),
+                queries,
+            });
+        }
+        batch
     }
 
     /// The open encoder, started on first use.
@@ -167,18 +182,57 @@ impl<'a> CommandBatch<'a> {
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             });
+        let queries = self.profile.as_mut().and_then(|p| {
+            p.kernels.push(label.to_string());
+            p.queries
+                .clone()
+                .map(|q| (q, 2 * (p.kernels.len() as u32 - 1)))
+        });
+        let timestamp_writes =
+            queries
+                .as_ref()
+                .map(|(query_set, first)| wgpu::ComputePassTimestampWrites {
+                    query_set,
+                    beginning_of_pass_write_index: Some(*first),
+                    end_of_pass_write_index: Some(first + 1),
+                });
         let mut pass = self
             .encoder()
             .begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
-                timestamp_writes: None,
+                timestamp_writes,
             });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bind_group, &[offset]);
         pass.dispatch_workgroups(grid.0, grid.1, grid.2);
     }
 
-    /// Submits what was recorded; nothing happens when the batch is empty.
+    /// Records a copy of the first `words` elements of `buffer` into a pooled staging buffer;
+    /// the copy is mapped once the batch is submitted. Several readbacks in one batch share
+    /// its submit.
+    pub fn read_back(&mut self, buffer: &wgpu::Buffer, words: usize) -> Readback {
+        let (sender, receiver) = oneshot::channel();
+        if words == 0 {
+            // Nothing to copy: the readback is complete already.
+            let _ = sender.send(Ok(()));
+            return Readback::new(None, 0, receiver);
+        }
+        let bytes = (words * 4) as u64;
+        let staging = self.gpu.readbacks.take(&self.gpu.device, bytes);
+        self.encoder()
+            .copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        let readback = Readback::new(Some(staging.clone()), words, receiver);
+        self.maps.push(PendingMap {
+            staging,
+            bytes,
+            sender,
+            submission: readback.submission.clone(),
+        });
+        readback
+    }
+
+    /// Submits what was recorded, then maps its readbacks; nothing happens when the batch is
+    /// empty.
     pub fn submit(&mut self) {
         if !self.staged.is_empty() {
             self.gpu
@@ -186,10 +240,203 @@ impl<'a> CommandBatch<'a> {
                 .write(&self.gpu.queue, self.first_slot, &self.staged);
             self.staged.clear();
         }
+        let timestamps = self.resolve_timestamps();
+        let submit_ms = now_ms();
+        let mut index = None;
         if let Some(encoder) = self.encoder.take() {
-            self.gpu.queue.submit([encoder.finish()]);
+            index = Some(self.gpu.queue.submit([encoder.finish()]));
+            self.gpu.count_submit();
+        }
+        if let Some(profile) = self.profile.as_mut()
+            && !profile.kernels.is_empty()
+        {
+            let kernels = std::mem::take(&mut profile.kernels);
+            let profiler = profile.profiler;
+            profiler.record_submit(self.gpu, submit_ms, kernels, timestamps);
+        }
+        for map in self.maps.drain(..) {
+            *map.submission.borrow_mut() = index.clone();
+            let sender = map.sender;
+            map.staging
+                .slice(..map.bytes)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    // The receiver is only dropped if its readback is, and then no one cares.
+                    let _ = sender.send(result);
+                });
         }
     }
+}
+
+impl CommandBatch<'_> {
+    /// Records the resolve and readback of this batch's timestamps, if it took any.
+    fn resolve_timestamps(&mut self) -> Option<Readback> {
+        let profile = self.profile.as_ref()?;
+        let queries = profile.queries.clone()?;
+        let count = 2 * profile.kernels.len() as u32;
+        if count == 0 {
+            return None;
+        }
+        let resolved = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tandem timestamps"),
+            size: u64::from(count) * 8,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.encoder()
+            .resolve_query_set(&queries, 0..count, &resolved, 0);
+        Some(self.read_back(&resolved, 2 * count as usize))
+    }
+}
+
+impl Drop for CommandBatch<'_> {
+    /// Recorded work is submitted even when evaluation stops early on an error, because the
+    /// nodes already recorded hold buffers that only this work fills.
+    fn drop(&mut self) {
+        self.submit();
+    }
+}
+
+/// A readback waiting for its batch's submit.
+struct PendingMap {
+    staging: wgpu::Buffer,
+    bytes: u64,
+    sender: oneshot::Sender<std::result::Result<(), wgpu::BufferAsyncError>>,
+    submission: Submission,
+}
+
+type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
+
+/// The submit that carries a readback's copy, once it has happened; native waits poll for it.
+type Submission = std::rc::Rc<std::cell::RefCell<Option<wgpu::SubmissionIndex>>>;
+
+/// A GPU buffer's elements on their way to the host.
+pub struct Readback {
+    staging: Option<wgpu::Buffer>,
+    words: usize,
+    done: oneshot::Receiver<MapResult>,
+    submission: Submission,
+    /// The mapping's outcome, once [`Readback::is_ready`] has seen it.
+    outcome: Option<std::result::Result<MapResult, oneshot::Canceled>>,
+}
+
+impl Readback {
+    fn new(
+        staging: Option<wgpu::Buffer>,
+        words: usize,
+        done: oneshot::Receiver<MapResult>,
+    ) -> Self {
+        Readback {
+            staging,
+            words,
+            done,
+            submission: Submission::default(),
+            outcome: None,
+        }
+    }
+
+    /// Whether the mapping has finished (or failed), without waiting.
+    pub fn is_ready(&mut self) -> bool {
+        if self.outcome.is_none() {
+            self.outcome = match self.done.try_recv() {
+                Ok(Some(result)) => Some(Ok(result)),
+                Ok(None) => None,
+                Err(canceled) => Some(Err(canceled)),
+            };
+        }
+        self.outcome.is_some()
+    }
+
+    /// Waits for the mapping and returns the elements; the staging buffer goes back to the
+    /// pool. Its batch must have been submitted.
+    pub async fn finish(mut self, gpu: &GpuContext) -> Result<Vec<u32>> {
+        let outcome = match self.outcome.take() {
+            Some(outcome) => outcome,
+            None => {
+                let index = self.submission.borrow().clone();
+                wait_for_callbacks(gpu, index);
+                (&mut self.done).await
+            }
+        };
+        outcome
+            .map_err(|_| Error::Device("readback: the device was lost before mapping".into()))?
+            .map_err(|e| Error::Device(format!("readback: mapping failed ({e})")))?;
+        let Some(staging) = self.staging.take() else {
+            return Ok(Vec::new());
+        };
+        let bytes = (self.words * 4) as u64;
+        let words = {
+            let view = staging
+                .slice(..bytes)
+                .get_mapped_range()
+                .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
+            bytemuck::cast_slice(&view).to_vec()
+        };
+        staging.unmap();
+        gpu.readbacks.give_back(staging);
+        Ok(words)
+    }
+}
+
+/// Staging buffers for readbacks, kept for reuse: creating one costs far more than mapping it
+/// again (PERFORMANCE.md). A request takes the smallest free buffer that fits it without
+/// wasting more than the reuse rule allows.
+#[derive(Debug, Default)]
+pub struct ReadbackPool {
+    /// Free buffers, least recently returned first.
+    free: std::cell::RefCell<Vec<wgpu::Buffer>>,
+}
+
+/// The pool lets go of its oldest buffers beyond this many bytes.
+const READBACK_POOL_BYTES: u64 = 64 << 20;
+
+impl ReadbackPool {
+    fn take(&self, device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
+        let mut free = self.free.borrow_mut();
+        let fit = free
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| reuse_fits(b.size(), bytes))
+            .min_by_key(|(_, b)| b.size())
+            .map(|(i, _)| i);
+        if let Some(i) = fit {
+            return free.remove(i);
+        }
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tandem readback"),
+            size: round_up(bytes),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn give_back(&self, buffer: wgpu::Buffer) {
+        let mut free = self.free.borrow_mut();
+        free.push(buffer);
+        while free.iter().map(wgpu::Buffer::size).sum::<u64>() > READBACK_POOL_BYTES {
+            // On the web dropping a buffer frees nothing until garbage collection.
+            free.remove(0).destroy();
+        }
+    }
+
+    /// Buffers held for reuse.
+    pub fn len(&self) -> usize {
+        self.free.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.free.borrow().is_empty()
+    }
+}
+
+/// Staging sizes are rounded to 256 bytes, so nearby sizes share buffers.
+fn round_up(bytes: u64) -> u64 {
+    bytes.div_ceil(256) * 256
+}
+
+/// MLX's rule: a free buffer serves a request if it is big enough and smaller than both twice
+/// the request and the request plus two rounding units.
+fn reuse_fits(size: u64, request: u64) -> bool {
+    size >= request && size < (2 * request).min(round_up(request) + 2 * 256)
 }
 
 /// A storage buffer for `words` elements that kernels write and readback copies from.
@@ -210,8 +457,6 @@ pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<wgpu::Buffer> {
 /// the browsers measured, see PERFORMANCE.md).
 pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<wgpu::Buffer> {
     let buffer = create_storage(gpu, words.len())?;
-    let moved = &gpu.transfers.to_gpu;
-    moved.set(moved.get() + (words.len() * 4) as u64);
     if !words.is_empty() {
         gpu.queue
             .write_buffer(&buffer, 0, bytemuck::cast_slice(words));
@@ -227,47 +472,10 @@ pub async fn read_buffer(
     buffer: &wgpu::Buffer,
     words: usize,
 ) -> Result<Vec<u32>> {
-    if words == 0 {
-        return Ok(Vec::new());
-    }
-    let size = (words * 4) as u64;
-    let moved = &gpu.transfers.to_host;
-    moved.set(moved.get() + size);
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("tandem readback"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("tandem readback"),
-        });
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-    gpu.queue.submit([encoder.finish()]);
-
-    let (sender, receiver) = oneshot::channel();
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |result| {
-            // The receiver is only dropped if the reading future is, and then no one cares.
-            let _ = sender.send(result);
-        });
-    wait_for_callbacks(gpu);
-    receiver
-        .await
-        .map_err(|_| Error::Device("readback: the device was lost before mapping".into()))?
-        .map_err(|e| Error::Device(format!("readback: mapping failed ({e})")))?;
-    let words_out = {
-        let view = staging
-            .slice(..)
-            .get_mapped_range()
-            .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
-        bytemuck::cast_slice(&view).to_vec()
-    };
-    staging.unmap();
-    Ok(words_out)
+    let mut batch = CommandBatch::new(gpu);
+    let readback = batch.read_back(buffer, words);
+    batch.submit();
+    readback.finish(gpu).await
 }
 
 /// Resolves once every submitted command buffer has finished.
@@ -277,20 +485,24 @@ pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
         // The receiver is only dropped if the waiting future is, and then no one cares.
         let _ = sender.send(());
     });
-    wait_for_callbacks(gpu);
+    wait_for_callbacks(gpu, None);
     receiver
         .await
         .map_err(|_| Error::Device("synchronize: the device was lost".into()))
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn wait_for_callbacks(gpu: &GpuContext) {
-    // Natively nothing else drives the device, so block until the map callback has run.
-    let _ = gpu.device.poll(wgpu::PollType::wait_indefinitely());
+fn wait_for_callbacks(gpu: &GpuContext, submission: Option<wgpu::SubmissionIndex>) {
+    // Natively nothing else drives the device, so block until the submission (or, without
+    // one, all work) is done and its callbacks have run.
+    let _ = gpu.device.poll(wgpu::PollType::Wait {
+        submission_index: submission,
+        timeout: None,
+    });
 }
 
 #[cfg(target_arch = "wasm32")]
-fn wait_for_callbacks(_gpu: &GpuContext) {
+fn wait_for_callbacks(_gpu: &GpuContext, _submission: Option<wgpu::SubmissionIndex>) {
     // The browser's event loop runs the callback once the mapAsync promise resolves.
 }
 
@@ -302,4 +514,21 @@ fn check_binding_size(gpu: &GpuContext, size: u64) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_staging_buffer_serves_requests_it_fits_without_waste() {
+        assert!(reuse_fits(1024, 1024));
+        assert!(reuse_fits(1024, 700), "within two 256-byte units");
+        assert!(!reuse_fits(1024, 400), "more than twice the request");
+        assert!(!reuse_fits(1024, 1025), "too small");
+        assert!(
+            !reuse_fits(4 << 20, (4 << 20) - 1024),
+            "more than two units over"
+        );
+    }
 }

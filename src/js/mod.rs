@@ -3,9 +3,11 @@
 
 pub mod data;
 pub mod error;
+pub mod memory;
 pub mod ndarray;
 pub mod ops;
 pub mod options;
+pub mod profile;
 pub mod random;
 pub mod runtime;
 pub mod stream;

@@ -24,8 +24,10 @@ thread_local! {
 
 /// Requests a WebGPU adapter and device and resolves to the `RuntimeInfo`.
 ///
-/// Options: `powerPreference` (`"low-power"` or `"high-performance"`) and `requireGpu` (reject
-/// when there is no WebGPU instead of running the `gpu` device on the CPU).
+/// Options: `powerPreference` (`"low-power"` or `"high-performance"`), `requireGpu` (reject
+/// when there is no WebGPU instead of running the `gpu` device on the CPU) and
+/// `defaultDevice` (`"cpu"` or `"gpu"`: skip choosing one by measurement on a fallback
+/// adapter).
 #[wasm_bindgen(js_name = initRuntime, unchecked_return_type = "Promise<RuntimeInfo>")]
 pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     let options = runtime_options(&opts).map_err(to_js)?;
@@ -90,9 +92,16 @@ fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
             )));
         }
     };
+    let default_device = opts
+        .string("defaultDevice")?
+        .map(|name| {
+            Device::parse(&name).map_err(|e| Error::Value(format!("initRuntime: {}", e.message())))
+        })
+        .transpose()?;
     Ok(RuntimeOptions {
         power_preference,
         require_gpu: opts.flag("requireGpu")?,
+        default_device,
     })
 }
 

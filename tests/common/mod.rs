@@ -4,9 +4,11 @@
 use tandem::{Array, DType, Runtime, RuntimeOptions};
 
 /// A runtime on the machine's Vulkan adapter (Mesa lavapipe in CI); fails loudly without one.
+/// Tests name each op's device, so the runtime need not time the devices to pick a default.
 pub fn gpu_runtime() -> Runtime {
     let options = RuntimeOptions {
         require_gpu: true,
+        default_device: Some(tandem::Device::Gpu),
         ..Default::default()
     };
     pollster::block_on(Runtime::new(options))

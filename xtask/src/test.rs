@@ -54,6 +54,9 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
         Command::new("wasm-pack")
             .current_dir(root())
             .args(["test", "--headless", "--chrome"])
+            // The runner's limit covers a whole test binary, 20 s by default: too little for
+            // the golden cases and kernel compiles on a software adapter.
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
             .arg("--chromedriver")
             .arg(&manifest.chromedriver),
         tally,

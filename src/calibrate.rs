@@ -1,0 +1,81 @@
+//! The default device on a fallback adapter, chosen by measurement.
+//!
+//! A fallback (software) adapter such as SwiftShader or llvmpipe runs its "GPU" on the same
+//! CPU cores as wasm, so which device is faster depends on the adapter and the machine. The
+//! runtime times one small, typical workload on both devices and picks the faster one. On a
+//! hardware adapter it does not measure: the GPU is the default, as in MLX.
+
+use crate::array::Array;
+use crate::error::Result;
+use crate::ops;
+use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
+use crate::profile::now_ms;
+use crate::runtime::Runtime;
+use crate::scheduler;
+use crate::stream::Device;
+
+/// The probe's median time on each device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub cpu_ms: f64,
+    pub gpu_ms: f64,
+}
+
+impl Calibration {
+    /// The device that ran the probe faster.
+    pub fn faster(&self) -> Device {
+        if self.gpu_ms < self.cpu_ms {
+            Device::Gpu
+        } else {
+            Device::Cpu
+        }
+    }
+
+    /// Why [`Calibration::faster`] is the default, in words for `RuntimeInfo`.
+    pub fn reason(&self, adapter: &str) -> String {
+        format!(
+            "{adapter} is a software (fallback) adapter that runs on the CPU; {PROBE} took \
+             {:.2} ms on the cpu and {:.2} ms on the gpu (median of {RUNS})",
+            self.cpu_ms, self.gpu_ms
+        )
+    }
+}
+
+const RUNS: usize = 5;
+const PROBE: &str = "a probe of 16 elementwise ops and a sum over 65,536 floats";
+
+/// Times the probe on both devices, after a run each that compiles what it needs.
+pub async fn calibrate(runtime: &Runtime) -> Result<Calibration> {
+    Ok(Calibration {
+        cpu_ms: median_time(runtime, Device::Cpu).await?,
+        gpu_ms: median_time(runtime, Device::Gpu).await?,
+    })
+}
+
+async fn median_time(runtime: &Runtime, device: Device) -> Result<f64> {
+    run_probe(runtime, device).await?;
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let start = now_ms();
+        run_probe(runtime, device).await?;
+        times.push(now_ms() - start);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[RUNS / 2])
+}
+
+/// Random inputs made on the device, eight rounds of a scale, a shift and a `tanh`, and a sum
+/// read back: the shape of a small model step, dominated by per-op cost as such steps are.
+async fn run_probe(runtime: &Runtime, device: Device) -> Result<()> {
+    let scale = Array::from_f32(&[1.5], &[])?;
+    let shift = Array::from_f32(&[0.1], &[])?;
+    let mut y = ops::random::uniform(&[256, 256], [7, 11], -1.0, 1.0, device)?;
+    for _ in 0..8 {
+        y = ops::binary(BinaryOp::Multiply, &y, &scale, device)?;
+        y = ops::binary(BinaryOp::Add, &y, &shift, device)?;
+        y = ops::unary(UnaryOp::Tanh, &y, device)?;
+    }
+    let total = ops::reduce(ReduceOp::Sum, &y, None, false, device)?;
+    scheduler::read(runtime, &[total]).await?;
+    Ok(())
+}

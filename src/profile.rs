@@ -1,0 +1,207 @@
+//! Profiles of evaluation: when each CPU node ran, when each GPU batch was submitted and
+//! finished, and, where the adapter has `timestamp-query`, how long the GPU spent on each
+//! dispatch.
+//!
+//! CPU times and submit times come from one clock (`performance.now()` in the browser). GPU
+//! timestamps come from the GPU's own clock, whose origin is unknown, so only their
+//! differences are used: a batch's GPU span cannot start before its submit, so
+//! `submit + gpu span` is a lower bound on when the batch ended.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::gpu::GpuContext;
+use crate::gpu::encoder::Readback;
+use crate::stream::Stream;
+
+/// One CPU node that ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuSpan {
+    pub op: &'static str,
+    pub stream: Stream,
+    pub start_ms: f64,
+    pub end_ms: f64,
+}
+
+/// One submitted GPU batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuBatch {
+    /// When it was submitted.
+    pub submit_ms: f64,
+    /// When the queue reported it done: an upper bound on its end, as the report waits for
+    /// the event loop.
+    pub done_ms: f64,
+    /// Kernel of each dispatch, in order.
+    pub dispatches: Vec<String>,
+    /// GPU time of each dispatch from timestamps, when the adapter has `timestamp-query`.
+    pub dispatch_ms: Option<Vec<f64>>,
+    /// GPU time from the first dispatch's start to the last one's end, from timestamps.
+    pub gpu_span_ms: Option<f64>,
+}
+
+/// What a profile recorded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub cpu: Vec<CpuSpan>,
+    pub gpu: Vec<GpuBatch>,
+}
+
+/// A batch whose timestamps and completion time are still on their way.
+struct PendingBatch {
+    batch: GpuBatch,
+    /// The completion time's bits; natively the callback may run on another thread.
+    done: Arc<AtomicU64>,
+    timestamps: Option<Readback>,
+}
+
+/// The recorder. It records only between [`Profiler::start`] and [`Profiler::finish`].
+#[derive(Default)]
+pub struct Profiler {
+    active: Cell<bool>,
+    cpu: RefCell<Vec<CpuSpan>>,
+    gpu: RefCell<Vec<PendingBatch>>,
+}
+
+impl std::fmt::Debug for Profiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profiler")
+            .field("active", &self.active.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Profiler {
+    /// Starts recording, dropping anything recorded before.
+    pub fn start(&self) {
+        self.cpu.borrow_mut().clear();
+        self.gpu.borrow_mut().clear();
+        self.active.set(true);
+    }
+
+    /// Whether it is recording.
+    pub fn is_active(&self) -> bool {
+        self.active.get()
+    }
+
+    /// Records a CPU node that ran from `start_ms` until now.
+    pub fn record_cpu(&self, op: &'static str, stream: Stream, start_ms: f64) {
+        if self.is_active() {
+            let end_ms = now_ms();
+            self.cpu.borrow_mut().push(CpuSpan {
+                op,
+                stream,
+                start_ms,
+                end_ms,
+            });
+        }
+    }
+
+    /// Records a batch submitted at `submit_ms`; `timestamps` reads back its two timestamps
+    /// per dispatch.
+    pub fn record_submit(
+        &self,
+        gpu: &GpuContext,
+        submit_ms: f64,
+        dispatches: Vec<String>,
+        timestamps: Option<Readback>,
+    ) {
+        if !self.is_active() {
+            return;
+        }
+        let done = Arc::new(AtomicU64::new(f64::NAN.to_bits()));
+        let done_at = done.clone();
+        gpu.queue.on_submitted_work_done(move || {
+            done_at.store(now_ms().to_bits(), Ordering::Relaxed);
+        });
+        self.gpu.borrow_mut().push(PendingBatch {
+            batch: GpuBatch {
+                submit_ms,
+                done_ms: f64::NAN,
+                dispatches,
+                dispatch_ms: None,
+                gpu_span_ms: None,
+            },
+            done,
+            timestamps,
+        });
+    }
+
+    /// Stops recording and returns the report once every recorded batch has finished.
+    pub async fn finish(&self, gpu: Option<&GpuContext>) -> crate::Result<Report> {
+        self.active.set(false);
+        if let Some(gpu) = gpu {
+            crate::gpu::encoder::wait_idle(gpu).await?;
+        }
+        let cpu = std::mem::take(&mut *self.cpu.borrow_mut());
+        let pending = std::mem::take(&mut *self.gpu.borrow_mut());
+        let mut batches = Vec::with_capacity(pending.len());
+        for mut p in pending {
+            p.batch.done_ms = f64::from_bits(p.done.load(Ordering::Relaxed));
+            if let (Some(gpu), Some(readback)) = (gpu, p.timestamps) {
+                let words = readback.finish(gpu).await?;
+                let period = f64::from(gpu.queue.get_timestamp_period());
+                apply_timestamps(&mut p.batch, &words, period);
+            }
+            batches.push(p.batch);
+        }
+        Ok(Report { cpu, gpu: batches })
+    }
+}
+
+/// Fills in a batch's GPU times from its resolved timestamps: a begin and an end tick per
+/// dispatch, each a little-endian u64 in two words, `period` nanoseconds per tick.
+fn apply_timestamps(batch: &mut GpuBatch, words: &[u32], period: f64) {
+    let ticks: Vec<u64> = words
+        .chunks_exact(2)
+        .map(|w| u64::from(w[0]) | (u64::from(w[1]) << 32))
+        .collect();
+    let ms = |from: u64, to: u64| to.saturating_sub(from) as f64 * period / 1e6;
+    let pairs: Vec<(u64, u64)> = ticks.chunks_exact(2).map(|t| (t[0], t[1])).collect();
+    batch.dispatch_ms = Some(pairs.iter().map(|&(b, e)| ms(b, e)).collect());
+    if let (Some(first), Some(last)) = (pairs.first(), pairs.last()) {
+        batch.gpu_span_ms = Some(ms(first.0, last.1));
+    }
+}
+
+/// Milliseconds on the profile's clock: `performance.now()` in the browser (the page's or the
+/// worker's), time since first use natively.
+#[cfg(target_arch = "wasm32")]
+pub fn now_ms() -> f64 {
+    use wasm_bindgen::JsCast;
+    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+    performance.map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub fn now_ms() -> f64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_become_dispatch_times_and_a_span() {
+        let mut batch = GpuBatch {
+            submit_ms: 0.0,
+            done_ms: 0.0,
+            dispatches: vec!["a".into(), "b".into()],
+            dispatch_ms: None,
+            gpu_span_ms: None,
+        };
+        // Ticks 1_000_000..3_000_000 and 4_000_000..(1<<32)+4_000_000, 1 ns per tick.
+        let big = (1u64 << 32) + 4_000_000;
+        let words = [1_000_000, 0, 3_000_000, 0, 4_000_000, 0, big as u32, 1];
+        apply_timestamps(&mut batch, &words, 1.0);
+        let high = (1u64 << 32) as f64 / 1e6;
+        assert_eq!(batch.dispatch_ms, Some(vec![2.0, high]));
+        assert_eq!(batch.gpu_span_ms, Some(high + 3.0));
+    }
+}

@@ -1,0 +1,216 @@
+//! Browser tests of streams and the scheduler: MLX's cross-device example, alternating chains,
+//! transfer counters, a non-blocking API, and proof that CPU and GPU work overlap.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+use tandem::js::memory::memory_stats;
+use tandem::js::ndarray::NdArray;
+use tandem::js::ops::{add, array, exp, matmul, multiply};
+use tandem::js::profile::profile;
+use tandem::js::random::random_uniform;
+use tandem::js::stream::evaluate;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+mod web_common;
+
+use web_common::*;
+
+/// Uniform random numbers made on the GPU.
+fn uniform(shape: &[f64]) -> NdArray {
+    random_uniform(floats(shape), gpu()).unwrap()
+}
+
+fn stat(key: &str) -> f64 {
+    get(&memory_stats(), key).as_f64().unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn mlx_example_across_devices_equals_single_device_runs() {
+    runtime_info().await;
+    let a = uniform(&[4096.0]);
+    let b = uniform(&[4096.0]);
+    let run = |first: JsValue, second: JsValue| {
+        let c = add(js_value(&a), js_value(&b), first).unwrap();
+        add(js_value(&a), js_value(&c), second).unwrap()
+    };
+    let split = run(cpu(), gpu());
+    let on_cpu = run(cpu(), cpu());
+    let on_gpu = run(gpu(), gpu());
+    assert_eq!(split.array().device(), tandem::Device::Gpu);
+    let expected = to_vec(&on_cpu).await;
+    assert_eq!(to_vec(&split).await, expected);
+    assert_eq!(to_vec(&on_gpu).await, expected);
+}
+
+#[wasm_bindgen_test]
+async fn chains_alternating_devices_100_times_equal_a_single_device_run() {
+    runtime_info().await;
+    let start = array(floats(&[0.5, -1.25, 3.0, 0.0]), JsValue::UNDEFINED).unwrap();
+    let step = array(floats(&[0.25, 0.5, -0.75, 1.0]), JsValue::UNDEFINED).unwrap();
+    let chain = |device_of: &dyn Fn(usize) -> JsValue| {
+        let mut x = start.clone_handle();
+        for i in 0..100 {
+            x = add(js_value(&x), js_value(&step), device_of(i)).unwrap();
+            x = multiply(js_value(&x), js_value(&step), device_of(i)).unwrap();
+        }
+        x
+    };
+    let alternating = chain(&|i| if i % 2 == 0 { cpu() } else { gpu() });
+    let on_cpu = chain(&|_| cpu());
+    assert_eq!(to_vec(&alternating).await, to_vec(&on_cpu).await);
+}
+
+#[wasm_bindgen_test]
+async fn each_array_crosses_once_and_memory_stats_count_the_bytes() {
+    runtime_info().await;
+    let a = array(floats(&[1.0; 100]), JsValue::UNDEFINED).unwrap();
+    let b = array(floats(&[2.0; 100]), JsValue::UNDEFINED).unwrap();
+    let (up, down) = (
+        stat("transfer_bytes.cpu_to_gpu"),
+        stat("transfer_bytes.gpu_to_cpu"),
+    );
+    let c = add(js_value(&a), js_value(&b), cpu()).unwrap();
+    let d = add(js_value(&a), js_value(&c), gpu()).unwrap();
+    assert_eq!(to_vec(&d).await, vec![4.0; 100]);
+    assert_eq!(to_vec(&d).await, vec![4.0; 100]);
+    assert_eq!(
+        stat("transfer_bytes.cpu_to_gpu") - up,
+        800.0,
+        "a and c were uploaded once each"
+    );
+    assert_eq!(
+        stat("transfer_bytes.gpu_to_cpu") - down,
+        400.0,
+        "d was read back once though read twice"
+    );
+    assert_eq!(
+        stat("active_bytes.all.current"),
+        stat("active_bytes.cpu.current") + stat("active_bytes.gpu.current")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn the_page_keeps_running_while_the_gpu_works() {
+    runtime_info().await;
+    let a = uniform(&[256.0, 256.0]);
+    let product = matmul(&a, &a, gpu()).unwrap();
+    // A zero-delay timer can only fire before the readback resolves if nothing blocks the
+    // thread until the GPU is done.
+    let race = js_sys::Function::new_with_args(
+        "read",
+        "return Promise.race([read.then(() => 'read'), \
+         new Promise(done => setTimeout(() => done('timer'), 0))])",
+    );
+    let read = product.to_array();
+    let first = race.call1(&JsValue::NULL, &read).unwrap();
+    let first = JsFuture::from(js_sys::Promise::from(first)).await.unwrap();
+    assert_eq!(first.as_string().unwrap(), "timer");
+    JsFuture::from(read).await.unwrap();
+}
+
+/// Runs a GPU matmul and a CPU chain of exps on separate streams in one evaluation, and
+/// proves from the profile that the CPU part started before the GPU part could have ended.
+#[wasm_bindgen_test]
+async fn cpu_work_starts_before_gpu_work_ends() {
+    let info = runtime_info().await;
+    let a = uniform(&[256.0, 256.0]);
+    let mut x = random_uniform(floats(&[65536.0]), cpu()).unwrap();
+    let small = array(floats(&[1e-3]), JsValue::UNDEFINED).unwrap();
+    JsFuture::from(evaluate(vec![js_value(&a), js_value(&x)]).unwrap())
+        .await
+        .unwrap();
+    // Compile the pipelines first: a pipeline's first use waits for its compilation.
+    let warm = matmul(&a, &a, gpu()).unwrap();
+    to_vec(&warm).await;
+    let product = matmul(&a, &a, gpu()).unwrap();
+    for _ in 0..60 {
+        x = multiply(js_value(&exp(&x, cpu()).unwrap()), js_value(&small), cpu()).unwrap();
+    }
+    let outputs = js_sys::Array::of2(&js_value(&product), &js_value(&x));
+    let work = Closure::once_into_js(move || evaluate(outputs.iter().collect()).unwrap());
+    let report = JsFuture::from(profile(work.unchecked_into()))
+        .await
+        .unwrap();
+
+    let gpu_batches: js_sys::Array = get(&report, "gpu").unchecked_into();
+    let cpu_spans: js_sys::Array = get(&report, "cpu").unchecked_into();
+    assert_eq!(gpu_batches.length(), 1, "the matmul went in one batch");
+    assert_eq!(cpu_spans.length(), 120, "60 exps and 60 multiplies");
+    let batch = gpu_batches.get(0);
+    let number = |v: &JsValue, key| get(v, key).as_f64().unwrap();
+    let submit = number(&batch, "submitMs");
+    let cpu_start = number(&cpu_spans.get(0), "startMs");
+    let cpu_end = number(&cpu_spans.get(119), "endMs");
+    assert!(
+        cpu_start >= submit,
+        "the CPU part runs after the GPU batch is submitted"
+    );
+
+    let features: js_sys::Array = get(&info, "features").unchecked_into();
+    if features.includes(&"timestamp-query".into(), 0) {
+        // The GPU cannot start before the submit, so it cannot end before submit + its own
+        // measured time: a CPU start before that is a CPU start during GPU work.
+        let gpu_ms = number(&batch, "gpuMs");
+        assert!(
+            cpu_start < submit + gpu_ms,
+            "CPU started {:.2} ms after the submit; the GPU needed {gpu_ms:.2} ms",
+            cpu_start - submit
+        );
+        web_sys::console::log_1(
+            &format!(
+                "overlap: GPU matmul {gpu_ms:.1} ms from submit at {submit:.1}; CPU chain {:.1}..{:.1} ms",
+                cpu_start, cpu_end
+            )
+            .into(),
+        );
+    } else {
+        // Without timestamps, the GPU's completion report (an upper bound on its end) must
+        // still come after the CPU started, or nothing overlapped.
+        assert!(cpu_start < number(&batch, "doneMs"));
+    }
+}
+
+/// A CPU op that reads an array computed on the GPU by an earlier evaluation gets it from a
+/// copy submitted ahead of the new GPU work, so it need not wait for that work.
+#[wasm_bindgen_test]
+async fn a_readback_of_earlier_gpu_data_skips_ahead_of_new_gpu_work() {
+    let info = runtime_info().await;
+    let features: js_sys::Array = get(&info, "features").unchecked_into();
+    let a = uniform(&[256.0, 256.0]);
+    let on_gpu = uniform(&[4096.0]);
+    let warm = matmul(&a, &a, gpu()).unwrap();
+    to_vec(&warm).await;
+    JsFuture::from(evaluate(vec![js_value(&on_gpu)]).unwrap())
+        .await
+        .unwrap();
+    assert!(on_gpu.array().storage().unwrap().on_gpu());
+
+    let product = matmul(&a, &a, gpu()).unwrap();
+    let from_gpu = exp(&on_gpu, cpu()).unwrap();
+    let outputs = js_sys::Array::of2(&js_value(&product), &js_value(&from_gpu));
+    let work = Closure::once_into_js(move || evaluate(outputs.iter().collect()).unwrap());
+    let report = JsFuture::from(profile(work.unchecked_into()))
+        .await
+        .unwrap();
+    let batch = get(&report, "gpu").unchecked_into::<js_sys::Array>().get(0);
+    let span = get(&report, "cpu").unchecked_into::<js_sys::Array>().get(0);
+    let number = |v: &JsValue, key| get(v, key).as_f64().unwrap();
+    let (submit, cpu_start) = (number(&batch, "submitMs"), number(&span, "startMs"));
+    if features.includes(&"timestamp-query".into(), 0) {
+        let gpu_ms = number(&batch, "gpuMs");
+        assert!(
+            cpu_start < submit + gpu_ms,
+            "exp started {:.2} ms after the submit; the matmul needed {gpu_ms:.2} ms",
+            cpu_start - submit
+        );
+    }
+    let expected: Vec<f32> = to_vec(&on_gpu).await.iter().map(|v| v.exp()).collect();
+    let got = to_vec(&from_gpu).await;
+    for (g, e) in got.iter().zip(&expected) {
+        assert!((g - e).abs() <= 1e-6 * e.abs(), "{g} vs {e}");
+    }
+}
