@@ -33,6 +33,11 @@ impl Calibration {
 
     /// Why [`Calibration::faster`] is the default, in words for `RuntimeInfo`.
     pub fn reason(&self, adapter: &str) -> String {
+        let adapter = if adapter.is_empty() {
+            "the GPU adapter"
+        } else {
+            adapter
+        };
         format!(
             "{adapter} is a software (fallback) adapter that runs on the CPU; {PROBE} took \
              {:.2} ms on the cpu and {:.2} ms on the gpu (median of {RUNS})",
@@ -41,8 +46,8 @@ impl Calibration {
     }
 }
 
-const RUNS: usize = 5;
-const PROBE: &str = "a probe of 16 elementwise ops and a sum over 65,536 floats";
+const RUNS: usize = 3;
+const PROBE: &str = "a probe of 16 elementwise ops and a sum over 16,384 floats";
 
 /// Times the probe on both devices, after a run each that compiles what it needs.
 pub async fn calibrate(runtime: &Runtime) -> Result<Calibration> {
@@ -69,7 +74,7 @@ async fn median_time(runtime: &Runtime, device: Device) -> Result<f64> {
 async fn run_probe(runtime: &Runtime, device: Device) -> Result<()> {
     let scale = Array::from_f32(&[1.5], &[])?;
     let shift = Array::from_f32(&[0.1], &[])?;
-    let mut y = ops::random::uniform(&[256, 256], [7, 11], -1.0, 1.0, device)?;
+    let mut y = ops::random::uniform(&[128, 128], [7, 11], -1.0, 1.0, device)?;
     for _ in 0..8 {
         y = ops::binary(BinaryOp::Multiply, &y, &scale, device)?;
         y = ops::binary(BinaryOp::Add, &y, &shift, device)?;

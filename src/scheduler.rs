@@ -26,12 +26,16 @@ use crate::storage::Storage;
 use crate::stream::Device;
 use crate::{cpu, gpu};
 
-/// Evaluates `outputs` and every unevaluated node they depend on.
+/// Evaluates `outputs` and every unevaluated node they depend on, and resolves once the GPU
+/// work it submitted has finished (as MLX's `eval` returns once results are computed).
 pub async fn evaluate(runtime: &Runtime, outputs: &[Array]) -> Result<()> {
     let mut run = Run::new(runtime);
     run.evaluate(outputs).await?;
     run.submit();
-    Ok(())
+    match (runtime.gpu(), run.submitted_gpu_work()) {
+        (Some(gpu), true) => crate::gpu::encoder::wait_idle(gpu).await,
+        _ => Ok(()),
+    }
 }
 
 /// Evaluates `arrays` and returns each one's storage words on the host. Those that live only
@@ -218,6 +222,13 @@ impl<'r> Run<'r> {
             self.receive_readbacks().await?;
         }
         Ok(())
+    }
+
+    /// Whether this run has submitted any GPU work.
+    fn submitted_gpu_work(&self) -> bool {
+        let submits =
+            |batch: &Option<CommandBatch>| batch.as_ref().is_some_and(|b| b.submits() > 0);
+        submits(&self.batch) || submits(&self.early)
     }
 
     fn submit(&mut self) {

@@ -8,6 +8,7 @@ mod common;
 use common::{Rng, assert_matches, gpu_runtime, random_words, words};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use tandem::gpu::ops::matmul::MatmulKernel;
 use tandem::primitive::{BinaryOp, UnaryOp};
 use tandem::shape::numel;
 use tandem::{Array, DType, Device, Runtime, ops};
@@ -559,18 +560,32 @@ fn matmul_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
     })
 }
 
+const MATMUL_KERNELS: [MatmulKernel; 2] =
+    [MatmulKernel::WorkgroupTiled, MatmulKernel::RegisterTiled];
+
 #[test]
 fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
     let runtime = gpu_runtime();
     let cases = (matmul_case(), layout_strategy(), any::<u64>());
-    runner(60)
-        .run(&cases, |((sa, sb), layout, seed)| {
+    for kernel in MATMUL_KERNELS {
+        runtime.gpu().unwrap().matmul.set(kernel);
+        matmul_cases_match(&runtime, &cases);
+    }
+}
+
+fn matmul_cases_match(
+    runtime: &tandem::Runtime,
+    cases: &impl Strategy<Value = ((Vec<usize>, Vec<usize>), Layout, u64)>,
+) {
+    let kernel = runtime.gpu().unwrap().matmul.get();
+    runner(40)
+        .run(cases, |((sa, sb), layout, seed)| {
             let small = |dtype, n, seed| reduce_data(ReduceOp::Sum)(dtype, n, seed);
             let a = operand(&sa, DType::Float32, seed, layout, small);
             let b = operand(&sb, DType::Float32, seed ^ 7, Layout::Plain, small);
             let k = sa[sa.len() - 1] as f32;
-            let what = format!("matmul({sa:?} {layout:?}, {sb:?}) seed {seed}");
-            compare(&runtime, &what, (1e-5, 1e-5 * k), |device| {
+            let what = format!("matmul({sa:?} {layout:?}, {sb:?}) seed {seed}, {kernel:?}");
+            compare(runtime, &what, (1e-5, 1e-5 * k), |device| {
                 ops::matmul(&a, &b, device).unwrap()
             });
             Ok(())
@@ -594,12 +609,6 @@ fn matmul_1024_on_the_gpu_matches_the_cpu_within_1e_3() {
         DType::Float32,
     )
     .unwrap();
-    let on_gpu = pollster::block_on(
-        ops::matmul(&a, &b, Device::Gpu)
-            .unwrap()
-            .to_f32_vec(&runtime),
-    )
-    .unwrap();
     let on_cpu = pollster::block_on(
         ops::matmul(&a, &b, Device::Cpu)
             .unwrap()
@@ -608,14 +617,23 @@ fn matmul_1024_on_the_gpu_matches_the_cpu_within_1e_3() {
     .unwrap();
     // Relative to the result's scale: entries are sums of 1024 products of values in [-4, 4].
     let scale = on_cpu.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let worst = on_gpu
-        .iter()
-        .zip(&on_cpu)
-        .fold(0f32, |m, (g, c)| m.max((g - c).abs()));
-    assert!(
-        worst <= 1e-3 * scale,
-        "largest difference {worst} against a scale of {scale}"
-    );
+    for kernel in MATMUL_KERNELS {
+        runtime.gpu().unwrap().matmul.set(kernel);
+        let on_gpu = pollster::block_on(
+            ops::matmul(&a, &b, Device::Gpu)
+                .unwrap()
+                .to_f32_vec(&runtime),
+        )
+        .unwrap();
+        let worst = on_gpu
+            .iter()
+            .zip(&on_cpu)
+            .fold(0f32, |m, (g, c)| m.max((g - c).abs()));
+        assert!(
+            worst <= 1e-3 * scale,
+            "{kernel:?}: largest difference {worst} against a scale of {scale}"
+        );
+    }
 }
 
 #[test]

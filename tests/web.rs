@@ -436,6 +436,10 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
         "matmul".into(),
         include_str!("../src/gpu/kernels/matmul.wgsl").into(),
     ));
+    sources.push((
+        "matmul_registers".into(),
+        include_str!("../src/gpu/kernels/matmul_registers.wgsl").into(),
+    ));
     let mut problems = Vec::new();
     for (key, source) in sources {
         let module = gpu

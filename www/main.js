@@ -3,15 +3,17 @@
 import init, * as tn from "../pkg/tandem.js";
 
 const $ = (id) => document.getElementById(id);
+const RUNS = 5;
+const EXPS = 500;
 window.tandemDemo = { state: "running", text: "" };
 
-function row(name, value) {
+function row(cells, header = false) {
   const tr = document.createElement("tr");
-  const th = document.createElement("th");
-  const td = document.createElement("td");
-  th.textContent = name;
-  td.textContent = value;
-  tr.append(th, td);
+  for (const [i, text] of cells.entries()) {
+    const cell = document.createElement(header || i === 0 ? "th" : "td");
+    cell.textContent = text;
+    tr.append(cell);
+  }
   return tr;
 }
 
@@ -23,13 +25,142 @@ function showRuntime(info) {
     ["fallback adapter", a ? String(a.isFallbackAdapter) : "-"],
     ["default device", `${info.defaultDevice.device}: ${info.defaultDevice.reason}`],
     ["features", info.features.join(", ") || "none"],
-    ["maxStorageBufferBindingSize", `${info.limits.maxStorageBufferBindingSize ?? "-"} bytes`],
     ["maxBufferSize", `${info.limits.maxBufferSize ?? "-"} bytes`],
   ];
-  $("runtime").replaceChildren(...rows.map(([k, v]) => row(k, v)));
+  $("runtime").replaceChildren(...rows.map((r) => row(r)));
 }
 
-// The same add in a module Web Worker; rejects if the worker fails or disagrees.
+// The example's graph; each exp's input is freed once the next one holds it.
+function workload(a, b, expStream) {
+  const x = tn.matmul(a, b, { stream: "gpu" });
+  let y = b;
+  for (let i = 0; i < EXPS; i++) {
+    const next = tn.exp(y, { stream: expStream });
+    if (y !== b) y.free();
+    y = next;
+  }
+  return [x, y];
+}
+
+async function timeOnce(a, b, expStream) {
+  const start = performance.now();
+  const [x, y] = workload(a, b, expStream);
+  await tn.evaluate(x, y);
+  const ms = performance.now() - start;
+  x.free();
+  y.free();
+  return ms;
+}
+
+function median(values) {
+  const sorted = [...values].sort((p, q) => p - q);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function medianTime(a, b, expStream) {
+  await timeOnce(a, b, expStream); // warm-up: pipelines compile
+  const times = [];
+  for (let run = 0; run < RUNS; run++) times.push(await timeOnce(a, b, expStream));
+  return median(times);
+}
+
+async function runExample(a, b, info) {
+  const gpuOnly = await medianTime(a, b, "gpu");
+  const split = await medianTime(a, b, "cpu");
+  const fallback = info.adapter?.isFallbackAdapter;
+  $("timings").replaceChildren(
+    row(["run", "median ms", "GPU-only / this"], true),
+    row(["GPU-only (exps on the gpu)", gpuOnly.toFixed(2), "1.00x"]),
+    row(["split (exps on the cpu)", split.toFixed(2), `${(gpuOnly / split).toFixed(2)}x`]),
+  );
+  if (fallback) {
+    $("timings").append(row(["note", "the GPU is a software adapter on the same CPU cores", ""]));
+  }
+  const report = await tn.profile(() => {
+    const [x, y] = workload(a, b, "cpu");
+    return tn.evaluate(x, y).then(() => {
+      x.free();
+      y.free();
+    });
+  });
+  drawTimeline(report);
+}
+
+// GPU batches from submit to submit + GPU time (from timestamps; without them, to the done
+// report), and CPU ops from start to end, on one time axis.
+function drawTimeline(report) {
+  const gpu = report.gpu.map((b) => [b.submitMs, b.submitMs + (b.gpuMs ?? b.doneMs - b.submitMs)]);
+  const cpu = report.cpu.map((s) => [s.startMs, s.endMs]);
+  const all = [...gpu, ...cpu];
+  if (all.length === 0) return;
+  const t0 = Math.min(...all.map(([s]) => s));
+  const t1 = Math.max(...all.map(([, e]) => e));
+  const svg = $("timeline");
+  const width = svg.clientWidth || 600;
+  const x = (t) => 90 + ((t - t0) / (t1 - t0 || 1)) * (width - 100);
+  const ns = "http://www.w3.org/2000/svg";
+  const shapes = [];
+  const lane = (label, spans, y, cls) => {
+    const text = document.createElementNS(ns, "text");
+    text.setAttribute("x", 0);
+    text.setAttribute("y", y + 14);
+    text.textContent = label;
+    shapes.push(text);
+    for (const [s, e] of spans) {
+      const rect = document.createElementNS(ns, "rect");
+      rect.setAttribute("x", x(s));
+      rect.setAttribute("y", y);
+      rect.setAttribute("width", Math.max(1, x(e) - x(s)));
+      rect.setAttribute("height", 20);
+      rect.setAttribute("class", cls);
+      shapes.push(rect);
+    }
+  };
+  lane("GPU matmul", gpu, 10, "gpu");
+  lane(`CPU ${cpu.length} exps`, cpu, 40, "cpu");
+  svg.replaceChildren(...shapes);
+  const gpuEnd = Math.max(...gpu.map(([, e]) => e));
+  const cpuStart = Math.min(...cpu.map(([s]) => s));
+  const timed = report.gpu.every((b) => b.gpuMs !== null);
+  $("timeline-note").textContent =
+    `${(t1 - t0).toFixed(1)} ms in all. The CPU started ${(cpuStart - t0).toFixed(1)} ms in; ` +
+    `the GPU's work ends no earlier than ${(gpuEnd - t0).toFixed(1)} ms` +
+    (timed ? " (submit time plus its timestamp-measured GPU time)." : " (its completion report).");
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+}
+
+// Live gauges: active bytes on each device against the peak, and bytes moved between them.
+function showMemory() {
+  const stats = tn.memoryStats();
+  const peak = Math.max(1, stats["active_bytes.all.peak"]);
+  const gauges = ["cpu", "gpu", "all"].map((pool) => {
+    const current = stats[`active_bytes.${pool}.current`];
+    const meter = document.createElement("meter");
+    meter.max = peak;
+    meter.value = current;
+    const label = document.createElement("label");
+    label.append(`${pool.padEnd(3)} active ${formatBytes(current)} (peak ${formatBytes(stats[`active_bytes.${pool}.peak`])}) `, meter);
+    return label;
+  });
+  $("gauges").replaceChildren(...gauges);
+  $("transfers").replaceChildren(
+    row(["uploaded (cpu → gpu)", formatBytes(stats["transfer_bytes.cpu_to_gpu"])]),
+    row(["read back (gpu → cpu)", formatBytes(stats["transfer_bytes.gpu_to_cpu"])]),
+  );
+}
+
+function watchMemory() {
+  showMemory();
+  requestAnimationFrame(watchMemory);
+}
+
+// An add in a module Web Worker; rejects if the worker fails or disagrees.
 async function addInWorker() {
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   const reply = await new Promise((resolve, reject) => {
@@ -47,17 +178,27 @@ async function main() {
   await init();
   const info = await tn.initRuntime();
   $("status").textContent = "Ready.";
+  $("runs").textContent = RUNS;
   showRuntime(info);
+  watchMemory();
 
-  const a = tn.array([1, 2, 3]);
-  const b = tn.array([10, 20, 30]);
-  const c = tn.add(a, b, { stream: "gpu" });
-  const sum = Array.from(await c.toArray());
+  tn.randomSeed(0);
+  const a = tn.randomUniform([4096, 512], { stream: "gpu" });
+  const b = tn.randomUniform([512, 4], { stream: "gpu" });
+  await tn.evaluate(a, b);
+  await runExample(a, b, info);
+  $("run").disabled = false;
+  $("run").onclick = async () => {
+    $("run").disabled = true;
+    await runExample(a, b, info);
+    $("run").disabled = false;
+  };
+
   const inWorker = await addInWorker();
-  $("add").textContent = [
-    `add([1, 2, 3], [10, 20, 30], {stream: "gpu"}) = [${sum.join(", ")}]  (${c.dtype}, shape [${c.shape}])`,
-    `the same in a Web Worker (WebGPU ${inWorker.gpu ? "yes" : "no"}) = [${inWorker.sum.join(", ")}]`,
-  ].join("\n");
+  $("worker").textContent =
+    `add([1, 2, 3], [10, 20, 30], {stream: "gpu"}) in a module Worker ` +
+    `(WebGPU ${inWorker.gpu ? "yes" : "no"}) = [${inWorker.sum.join(", ")}]`;
+  showMemory();
 }
 
 main().then(

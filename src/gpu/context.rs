@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 
 use crate::gpu::encoder::{ParamRing, ReadbackPool};
+use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::pipelines::PipelineCache;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
@@ -38,6 +39,8 @@ pub struct GpuContext {
     pub pipelines: PipelineCache,
     /// Every dispatch's parameters, in one uniform buffer.
     pub params: ParamRing,
+    /// The matmul kernel for this adapter.
+    pub matmul: MatmulChoice,
     /// Staging buffers for readbacks.
     pub readbacks: ReadbackPool,
     /// Command buffers submitted so far.
@@ -75,6 +78,9 @@ impl GpuContext {
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         Ok(GpuContext {
             params: ParamRing::new(&device),
+            matmul: MatmulChoice::new(MatmulKernel::for_adapter(
+                adapter.get_info().device_type == wgpu::DeviceType::Cpu,
+            )),
             readbacks: ReadbackPool::default(),
             submits: Cell::new(0),
             device,

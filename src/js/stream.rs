@@ -152,3 +152,22 @@ pub fn evaluate(
         Ok(JsValue::UNDEFINED)
     }))
 }
+
+/// Tuning: the most GPU dispatches one submit carries, 1 to 1024. Fewer start the GPU sooner;
+/// more cost fewer submits. The default was chosen with `cargo xtask bench batching`.
+#[wasm_bindgen(js_name = setDispatchesPerSubmit)]
+pub fn set_dispatches_per_submit(count: f64) -> JsResult<()> {
+    if !(count.fract() == 0.0 && (1.0..=1024.0).contains(&count)) {
+        return Err(to_js(Error::Value(format!(
+            "setDispatchesPerSubmit: need a whole number from 1 to 1024, got {count}"
+        ))));
+    }
+    crate::gpu::encoder::set_dispatches_per_submit(count as usize);
+    Ok(())
+}
+
+/// The most GPU dispatches one submit carries.
+#[wasm_bindgen(js_name = dispatchesPerSubmit)]
+pub fn dispatches_per_submit() -> u32 {
+    crate::gpu::encoder::dispatches_per_submit() as u32
+}
