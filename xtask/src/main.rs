@@ -23,7 +23,8 @@ commands:
                     headless Chromium, and the demo page end to end
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the page shows instead
-  bench split       build, then time MLX's GPU-only vs split workload in headless Chromium";
+  bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
+  bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
