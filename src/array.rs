@@ -13,7 +13,7 @@ use crate::primitive::Primitive;
 use crate::runtime::Runtime;
 use crate::scheduler;
 use crate::shape::{Layout, fmt_shape, numel};
-use crate::storage::Storage;
+use crate::storage::{HostWords, Storage};
 use crate::stream::{Device, Stream};
 
 /// A shared handle to a graph node. Cloning it is cheap and shares the node.
@@ -84,7 +84,7 @@ impl Array {
             )));
         }
         let array = Array::node(shape.to_vec(), dtype, Device::Cpu.into(), None, Vec::new());
-        array.set_data(Data::contiguous(Rc::new(Storage::from_host(words)), shape));
+        array.set_data(Data::contiguous(Rc::new(Storage::from_host(words)?), shape));
         Ok(array)
     }
 
@@ -206,7 +206,7 @@ impl Array {
     }
 
     /// Evaluates the array and returns its elements' words, row-major.
-    pub async fn to_words(&self, runtime: &Runtime) -> Result<Rc<Vec<u32>>> {
+    pub async fn to_words(&self, runtime: &Runtime) -> Result<HostWords> {
         let words = scheduler::read(runtime, std::slice::from_ref(self))
             .await?
             .remove(0);
@@ -219,7 +219,8 @@ impl Array {
             words: &words,
             layout: &data.layout,
         };
-        Ok(Rc::new(crate::cpu::contiguous(self, &host)?))
+        let words = crate::cpu::contiguous(self, &host)?;
+        Ok(Rc::new(crate::memory::allocator::host_block(words)?))
     }
 
     /// Evaluates the array and returns its elements as `T`, which must match the dtype.

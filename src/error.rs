@@ -15,6 +15,10 @@ pub enum Error {
     Device(String),
     /// An argument with a value outside what the op accepts.
     Value(String),
+    /// An allocation past the memory limit, or past what the adapter allows.
+    MemoryLimit(String),
+    /// An array used after `dispose()`.
+    DisposedArray(String),
 }
 
 /// The crate's result type.
@@ -28,13 +32,20 @@ impl Error {
             Error::DType(_) => "DTypeError",
             Error::Device(_) => "DeviceError",
             Error::Value(_) => "ValueError",
+            Error::MemoryLimit(_) => "MemoryLimitError",
+            Error::DisposedArray(_) => "DisposedArrayError",
         }
     }
 
     /// The human-readable message, without the kind.
     pub fn message(&self) -> &str {
         match self {
-            Error::Shape(m) | Error::DType(m) | Error::Device(m) | Error::Value(m) => m,
+            Error::Shape(m)
+            | Error::DType(m)
+            | Error::Device(m)
+            | Error::Value(m)
+            | Error::MemoryLimit(m)
+            | Error::DisposedArray(m) => m,
         }
     }
 }

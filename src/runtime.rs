@@ -4,6 +4,7 @@
 use crate::calibrate::calibrate;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterSummary, GpuContext};
+use crate::memory::allocator;
 use crate::profile::Profiler;
 use crate::stream::Device;
 
@@ -17,6 +18,10 @@ pub struct RuntimeOptions {
     /// The device ops use when they name none. Without it the runtime chooses: the GPU on a
     /// hardware adapter, the faster device by measurement on a fallback adapter.
     pub default_device: Option<Device>,
+    /// The budget for active memory, in bytes (see `memory::allocator`).
+    pub memory_limit: Option<u64>,
+    /// The bound on cached bytes; `Some(0)` disables the cache.
+    pub cache_limit: Option<u64>,
 }
 
 /// What the runtime found, reported to JS by `initRuntime`.
@@ -49,6 +54,12 @@ impl Runtime {
     /// Requests an adapter and device. Without one, the runtime still works and runs the `gpu`
     /// device's ops on the CPU, unless `options.require_gpu` is set.
     pub async fn new(options: RuntimeOptions) -> Result<Runtime> {
+        if let Some(limit) = options.memory_limit {
+            allocator::set_memory_limit(Some(limit));
+        }
+        if let Some(limit) = options.cache_limit {
+            allocator::set_cache_limit(limit);
+        }
         match GpuContext::new(options.power_preference).await {
             Ok(gpu) => {
                 let mut runtime = Runtime::with_gpu(gpu);

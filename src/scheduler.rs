@@ -13,16 +13,17 @@
 //! run, so intermediates are freed as soon as their last consumer is done. Views share their
 //! input's storage and run no kernel.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 use crate::array::{Array, Data};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::encoder::{CommandBatch, Readback};
+use crate::memory::allocator;
 use crate::primitive::Primitive;
 use crate::profile::now_ms;
 use crate::runtime::Runtime;
-use crate::storage::Storage;
+use crate::storage::{HostWords, Storage};
 use crate::stream::Device;
 use crate::{cpu, gpu};
 
@@ -40,13 +41,13 @@ pub async fn evaluate(runtime: &Runtime, outputs: &[Array]) -> Result<()> {
 
 /// Evaluates `arrays` and returns each one's storage words on the host. Those that live only
 /// on the GPU are read back together, after one submit.
-pub async fn read(runtime: &Runtime, arrays: &[Array]) -> Result<Vec<Rc<Vec<u32>>>> {
+pub async fn read(runtime: &Runtime, arrays: &[Array]) -> Result<Vec<HostWords>> {
     let mut run = Run::new(runtime);
     run.evaluate(arrays).await?;
     let storages: Vec<Rc<Storage>> = arrays.iter().map(|a| stored(a).storage).collect();
     for storage in &storages {
         if !storage.on_host() {
-            run.request_readback(storage);
+            run.request_readback(storage)?;
         }
     }
     run.receive_all_readbacks().await?;
@@ -84,10 +85,31 @@ impl<'r> Run<'r> {
     }
 
     async fn evaluate(&mut self, outputs: &[Array]) -> Result<()> {
-        let mut waiting = topological_order(outputs);
-        while !waiting.is_empty() {
-            waiting = self.run_ready(waiting)?;
-            if !waiting.is_empty() {
+        let mut pending: VecDeque<Array> = topological_order(outputs).into();
+        let mut retried = false;
+        while !pending.is_empty() {
+            let before = pending.len();
+            match allocator::as_retryable(|| self.run_ready(&mut pending)) {
+                Ok(waiting) => pending = waiting.into(),
+                Err(Error::MemoryLimit(message)) => {
+                    if retried && pending.len() == before {
+                        allocator::record_oom();
+                        return Err(Error::MemoryLimit(message));
+                    }
+                    // Submitting lets the batch release the buffers it holds; waiting lets
+                    // in-flight work finish with them. Then try again, once per stall.
+                    self.submit();
+                    if let Some(gpu) = self.runtime.gpu() {
+                        crate::gpu::encoder::wait_idle(gpu).await?;
+                    }
+                    allocator::record_retry();
+                    retried = true;
+                    continue;
+                }
+                Err(other) => return Err(other),
+            }
+            retried = false;
+            if !pending.is_empty() {
                 self.receive_readbacks().await?;
             }
         }
@@ -95,22 +117,33 @@ impl<'r> Run<'r> {
     }
 
     /// Runs every node of `nodes` (in dependency order) that can run now, and returns the ones
-    /// that wait for a readback, directly or through an input.
-    fn run_ready(&mut self, nodes: Vec<Array>) -> Result<Vec<Array>> {
+    /// that wait for a readback, directly or through an input. A node is let go as soon as it
+    /// has run, so its data can be freed once its consumers have run too. On an error, `nodes`
+    /// keeps every node that has not run, in order.
+    fn run_ready(&mut self, nodes: &mut VecDeque<Array>) -> Result<Vec<Array>> {
         let mut waiting = Vec::new();
         let mut blocked = HashSet::new();
-        for node in nodes {
+        while let Some(node) = nodes.pop_front() {
             // A concurrent evaluation may have run it while this one awaited.
             if node.is_evaluated() {
                 continue;
             }
             let inputs = node.inputs();
             let ready = !inputs.iter().any(|i| blocked.contains(&i.id()));
-            match ready.then(|| self.try_run(&node, &inputs)).transpose()? {
-                Some(Some(data)) => node.set_data(data),
-                _ => {
+            let op = node.primitive().map_or("data", |p| p.name());
+            let run = || allocator::in_context(node.stream(), op, || self.try_run(&node, &inputs));
+            match ready.then(run).transpose() {
+                Ok(Some(Some(data))) => node.set_data(data),
+                Ok(_) => {
                     blocked.insert(node.id());
                     waiting.push(node);
+                }
+                Err(err) => {
+                    nodes.push_front(node);
+                    for node in waiting.into_iter().rev() {
+                        nodes.push_front(node);
+                    }
+                    return Err(err);
                 }
             }
         }
@@ -134,7 +167,7 @@ impl<'r> Run<'r> {
                 self.pending_writes.insert(Rc::as_ptr(&storage));
                 storage
             }
-            _ => match self.host_inputs(&input_data) {
+            _ => match self.host_inputs(&input_data)? {
                 Some(words) => Rc::new(self.run_on_cpu(node, inputs, &input_data, &words)?),
                 None => return Ok(None),
             },
@@ -143,15 +176,15 @@ impl<'r> Run<'r> {
     }
 
     /// The inputs' host copies, or `None` after requesting readbacks of those that have none.
-    fn host_inputs(&mut self, input_data: &[Data]) -> Option<Vec<Rc<Vec<u32>>>> {
+    fn host_inputs(&mut self, input_data: &[Data]) -> Result<Option<Vec<HostWords>>> {
         let words: Vec<_> = input_data.iter().map(|d| d.storage.host_words()).collect();
         if words.iter().all(Option::is_some) {
-            return words.into_iter().collect();
+            return Ok(words.into_iter().collect());
         }
         for d in input_data.iter().filter(|d| !d.storage.on_host()) {
-            self.request_readback(&d.storage);
+            self.request_readback(&d.storage)?;
         }
-        None
+        Ok(None)
     }
 
     fn run_on_cpu(
@@ -159,7 +192,7 @@ impl<'r> Run<'r> {
         node: &Array,
         inputs: &[Array],
         input_data: &[Data],
-        words: &[Rc<Vec<u32>>],
+        words: &[HostWords],
     ) -> Result<Storage> {
         // Start the recorded GPU work, so the GPU runs it while this node runs.
         self.submit();
@@ -177,13 +210,13 @@ impl<'r> Run<'r> {
         self.runtime
             .profiler
             .record_cpu(op, node.stream(), start_ms);
-        Ok(Storage::from_host(result))
+        Storage::from_host(result)
     }
 
     /// Records a readback of `storage`'s GPU copy, unless one is already in flight.
-    fn request_readback(&mut self, storage: &Rc<Storage>) {
+    fn request_readback(&mut self, storage: &Rc<Storage>) -> Result<()> {
         if self.readbacks.iter().any(|(s, _)| Rc::ptr_eq(s, storage)) {
-            return;
+            return Ok(());
         }
         let buffer = storage
             .gpu_buffer()
@@ -194,8 +227,9 @@ impl<'r> Run<'r> {
             self.early.as_mut()
         };
         let batch = batch.expect("a GPU copy implies a GPU context");
-        let readback = batch.read_back(&buffer, storage.len());
+        let readback = batch.read_back(&buffer, storage.len())?;
         self.readbacks.push((storage.clone(), readback));
+        Ok(())
     }
 
     /// Submits, waits for the oldest readback, and takes every other one that has finished
@@ -204,11 +238,11 @@ impl<'r> Run<'r> {
         self.submit();
         let gpu = self.runtime.gpu().expect("readbacks imply a GPU context");
         let (storage, oldest) = self.readbacks.remove(0);
-        storage.set_host(oldest.finish(gpu).await?);
+        storage.set_host(oldest.finish(gpu).await?)?;
         let mut pending = Vec::new();
         for (storage, mut readback) in std::mem::take(&mut self.readbacks) {
             if readback.is_ready() {
-                storage.set_host(readback.finish(gpu).await?);
+                storage.set_host(readback.finish(gpu).await?)?;
             } else {
                 pending.push((storage, readback));
             }

@@ -11,16 +11,19 @@ use std::rc::{Rc, Weak};
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{buffer_bytes, read_buffer, upload_words};
-use crate::memory::stats::{record_alloc, record_free, record_transfer};
+use crate::gpu::encoder::{read_buffer, upload_words};
+use crate::memory::allocator::{GpuBuffer, HostBlock, host_block, record_transfer};
 use crate::stream::Device;
+
+/// A host copy, shared by the storage and whoever reads it.
+pub type HostWords = Rc<HostBlock>;
 
 /// The data of one evaluated array.
 #[derive(Debug)]
 pub struct Storage {
     len: usize,
-    host: RefCell<Option<Rc<Vec<u32>>>>,
-    gpu: RefCell<Option<wgpu::Buffer>>,
+    host: RefCell<Option<HostWords>>,
+    gpu: RefCell<Option<GpuBuffer>>,
 }
 
 thread_local! {
@@ -29,26 +32,22 @@ thread_local! {
 }
 
 impl Storage {
-    /// Storage whose only copy is on the host.
-    pub fn from_host(words: Vec<u32>) -> Storage {
-        let storage = Storage {
+    /// Storage whose only copy is on the host; fails past the memory limit.
+    pub fn from_host(words: Vec<u32>) -> Result<Storage> {
+        Ok(Storage {
             len: words.len(),
-            host: RefCell::new(Some(Rc::new(words))),
+            host: RefCell::new(Some(Rc::new(host_block(words)?))),
             gpu: RefCell::new(None),
-        };
-        record_alloc(Device::Cpu, storage.bytes(Device::Cpu));
-        storage
+        })
     }
 
     /// Storage whose only copy is a GPU buffer holding `len` words.
-    pub fn from_gpu(buffer: wgpu::Buffer, len: usize) -> Storage {
-        let storage = Storage {
+    pub fn from_gpu(buffer: GpuBuffer, len: usize) -> Storage {
+        Storage {
             len,
             host: RefCell::new(None),
             gpu: RefCell::new(Some(buffer)),
-        };
-        record_alloc(Device::Gpu, storage.bytes(Device::Gpu));
-        storage
+        }
     }
 
     /// Number of elements (4-byte words).
@@ -59,15 +58,6 @@ impl Storage {
     /// Whether the array has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// Bytes a copy on `device` takes. A GPU buffer is never empty, so it takes at least a
-    /// word.
-    pub fn bytes(&self, device: Device) -> u64 {
-        match device {
-            Device::Cpu => (self.len * 4) as u64,
-            Device::Gpu => buffer_bytes(self.len),
-        }
     }
 
     /// Whether a host copy exists.
@@ -81,24 +71,23 @@ impl Storage {
     }
 
     /// The host copy, if there is one.
-    pub fn host_words(&self) -> Option<Rc<Vec<u32>>> {
+    pub fn host_words(&self) -> Option<HostWords> {
         self.host.borrow().clone()
     }
 
     /// The GPU copy, if there is one.
-    pub fn gpu_buffer(&self) -> Option<wgpu::Buffer> {
+    pub fn gpu_buffer(&self) -> Option<GpuBuffer> {
         self.gpu.borrow().clone()
     }
 
     /// The GPU copy, uploading the host copy first if there is none.
-    pub fn ensure_gpu(self: &Rc<Self>, gpu: &GpuContext) -> Result<wgpu::Buffer> {
+    pub fn ensure_gpu(self: &Rc<Self>, gpu: &GpuContext) -> Result<GpuBuffer> {
         if let Some(buffer) = self.gpu_buffer() {
             return Ok(buffer);
         }
         let host = self.host_words().expect("storage has a host or a GPU copy");
         let buffer = upload_words(gpu, &host)?;
-        record_transfer(Device::Gpu, self.bytes(Device::Cpu));
-        record_alloc(Device::Gpu, self.bytes(Device::Gpu));
+        record_transfer(Device::Gpu, (self.len * 4) as u64);
         *self.gpu.borrow_mut() = Some(buffer.clone());
         self.note_both_copies();
         Ok(buffer)
@@ -106,44 +95,41 @@ impl Storage {
 
     /// The host copy, reading the GPU copy back first if there is none. Work that writes the
     /// buffer must already be submitted.
-    pub async fn ensure_host(self: &Rc<Self>, gpu: Option<&GpuContext>) -> Result<Rc<Vec<u32>>> {
+    pub async fn ensure_host(self: &Rc<Self>, gpu: Option<&GpuContext>) -> Result<HostWords> {
         if let Some(host) = self.host_words() {
             return Ok(host);
         }
         let buffer = self.gpu_buffer().expect("storage has a host or a GPU copy");
         let gpu = gpu.expect("a GPU copy implies a GPU context");
         let words = read_buffer(gpu, &buffer, self.len).await?;
-        Ok(self.set_host(words))
+        self.set_host(words)
     }
 
     /// Stores the host copy that a readback of the GPU copy produced, unless one appeared
     /// meanwhile (then the readback is discarded: the copies are equal).
-    pub fn set_host(self: &Rc<Self>, words: Vec<u32>) -> Rc<Vec<u32>> {
+    pub fn set_host(self: &Rc<Self>, words: Vec<u32>) -> Result<HostWords> {
         if let Some(host) = self.host_words() {
-            return host;
+            return Ok(host);
         }
         debug_assert_eq!(words.len(), self.len);
-        record_transfer(Device::Cpu, self.bytes(Device::Cpu));
-        record_alloc(Device::Cpu, self.bytes(Device::Cpu));
-        let words = Rc::new(words);
-        *self.host.borrow_mut() = Some(words.clone());
+        let block = Rc::new(host_block(words)?);
+        record_transfer(Device::Cpu, (self.len * 4) as u64);
+        *self.host.borrow_mut() = Some(block.clone());
         self.note_both_copies();
-        words
+        Ok(block)
     }
 
-    /// Drops the copy on `device` if the other copy exists, and returns the bytes freed.
-    /// A GPU copy must not be referenced by unsubmitted work.
-    pub fn drop_copy(&self, device: Device) -> u64 {
+    /// Drops the copy on `device` if the other copy exists, and returns whether it did. The
+    /// copy's memory is freed once nothing else (a reader, a pending batch) holds it.
+    pub fn drop_copy(&self, device: Device) -> bool {
         if !(self.on_host() && self.on_gpu()) {
-            return 0;
+            return false;
         }
         match device {
             Device::Cpu => drop(self.host.borrow_mut().take()),
             Device::Gpu => drop(self.gpu.borrow_mut().take()),
         }
-        let bytes = self.bytes(device);
-        record_free(device, bytes);
-        bytes
+        true
     }
 
     fn note_both_copies(self: &Rc<Self>) {
@@ -151,25 +137,14 @@ impl Storage {
     }
 }
 
-impl Drop for Storage {
-    fn drop(&mut self) {
-        if self.on_host() {
-            record_free(Device::Cpu, self.bytes(Device::Cpu));
-        }
-        if self.on_gpu() {
-            record_free(Device::Gpu, self.bytes(Device::Gpu));
-        }
-    }
-}
-
 /// Drops the copy on `device` of every live array that also has a copy on the other device,
-/// and returns the bytes freed. The other copy re-derives it if an op needs it there again.
-/// Recorded GPU work must be submitted first.
-pub fn drop_redundant_copies(device: Device) -> u64 {
+/// and returns how many it dropped. The other copy re-derives it if an op needs it there
+/// again.
+pub fn drop_redundant_copies(device: Device) -> usize {
     let candidates = BOTH_COPIES.with(|list| std::mem::take(&mut *list.borrow_mut()));
     candidates
         .iter()
         .filter_map(Weak::upgrade)
-        .map(|storage| storage.drop_copy(device))
-        .sum()
+        .filter(|storage| storage.drop_copy(device))
+        .count()
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{gpu_runtime, words};
+use tandem::memory::Scope;
 use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::storage::drop_redundant_copies;
 use tandem::{Array, Device, memory, ops, scheduler};
@@ -60,7 +61,7 @@ fn readbacks_needed_together_share_one_submit() {
     let before = gpu.submit_count();
     let read = block_on(scheduler::read(&runtime, &[d, e])).unwrap();
     assert_eq!(gpu.submit_count() - before, 1, "two outputs, one submit");
-    assert_eq!(read[0].as_slice(), words_of(&[1.0, 4.0, 9.0]));
+    assert_eq!(&read[0][..], words_of(&[1.0, 4.0, 9.0]));
 }
 
 fn words_of(values: &[f32]) -> &[u32] {
@@ -131,26 +132,25 @@ fn profiles_time_gpu_dispatches_when_the_adapter_has_timestamps() {
 #[test]
 fn both_copies_count_as_active_and_a_redundant_copy_can_be_dropped() {
     let runtime = gpu_runtime();
-    let start = memory::stats();
+    let active = |scope| memory::stats().active_bytes.get(scope).current;
+    let (cpu0, gpu0, all0) = (active(Scope::Cpu), active(Scope::Gpu), active(Scope::All));
     let a = Array::from_f32(&[1.5; 256], &[256]).unwrap();
-    assert_eq!(memory::stats().cpu.current - start.cpu.current, 1024);
+    assert_eq!(active(Scope::Cpu) - cpu0, 1024);
     let doubled = ops::add(&a, &a, Device::Gpu).unwrap();
     words(&runtime, &doubled);
-    let now = memory::stats();
     assert_eq!(
-        now.gpu.current - start.gpu.current,
+        active(Scope::Gpu) - gpu0,
         2048,
         "a's upload and doubled's result"
     );
-    assert_eq!(
-        now.cpu.current - start.cpu.current,
-        2048,
-        "a, and doubled's readback"
-    );
+    assert_eq!(active(Scope::Cpu) - cpu0, 2048, "a, and doubled's readback");
 
-    let freed = drop_redundant_copies(Device::Gpu);
-    assert_eq!(freed, 2048, "both arrays keep their host copy");
-    assert_eq!(memory::stats().gpu.current, start.gpu.current);
+    assert_eq!(
+        drop_redundant_copies(Device::Gpu),
+        2,
+        "both arrays keep their host copy"
+    );
+    assert_eq!(active(Scope::Gpu), gpu0);
     let again = ops::add(&doubled, &a, Device::Gpu).unwrap();
     assert_eq!(
         block_on(again.to_f32_vec(&runtime)).unwrap(),
@@ -158,12 +158,9 @@ fn both_copies_count_as_active_and_a_redundant_copy_can_be_dropped() {
         "dropped copies are re-derived from the host"
     );
     drop((a, doubled, again));
-    let end = memory::stats();
-    assert_eq!(end.all.current, start.all.current, "nothing is left behind");
-    assert_eq!(
-        end.all.allocated - start.all.allocated,
-        end.all.freed - start.all.freed
-    );
+    assert_eq!(active(Scope::All), all0, "nothing is left behind");
+    let end = memory::stats().active_bytes.get(Scope::All);
+    assert_eq!(end.current, end.allocated - end.freed);
 }
 
 #[test]

@@ -40,7 +40,7 @@ async fn mlx_example_across_devices_equals_single_device_runs() {
     let split = run(cpu(), gpu());
     let on_cpu = run(cpu(), cpu());
     let on_gpu = run(gpu(), gpu());
-    assert_eq!(split.array().device(), tandem::Device::Gpu);
+    assert_eq!(split.array().unwrap().device(), tandem::Device::Gpu);
     let expected = to_vec(&on_cpu).await;
     assert_eq!(to_vec(&split).await, expected);
     assert_eq!(to_vec(&on_gpu).await, expected);
@@ -187,7 +187,7 @@ async fn a_readback_of_earlier_gpu_data_skips_ahead_of_new_gpu_work() {
     JsFuture::from(evaluate(vec![js_value(&on_gpu)]).unwrap())
         .await
         .unwrap();
-    assert!(on_gpu.array().storage().unwrap().on_gpu());
+    assert!(on_gpu.array().unwrap().storage().unwrap().on_gpu());
 
     let product = matmul(&a, &a, gpu()).unwrap();
     let from_gpu = exp(&on_gpu, cpu()).unwrap();

@@ -135,10 +135,12 @@ function formatBytes(bytes) {
   return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }
 
-// Live gauges: active bytes on each device against the peak, and bytes moved between them.
+// Live gauges: active bytes on each device against the limit (or the peak when there is
+// none), the cache, and bytes moved between the devices.
 function showMemory() {
   const stats = tn.memoryStats();
-  const peak = Math.max(1, stats["active_bytes.all.peak"]);
+  const limit = tn.getMemoryLimit();
+  const peak = Math.max(1, Number.isFinite(limit) ? limit : stats["active_bytes.all.peak"]);
   const gauges = ["cpu", "gpu", "all"].map((pool) => {
     const current = stats[`active_bytes.${pool}.current`];
     const meter = document.createElement("meter");
@@ -150,9 +152,34 @@ function showMemory() {
   });
   $("gauges").replaceChildren(...gauges);
   $("transfers").replaceChildren(
+    row(["memory limit", Number.isFinite(limit) ? formatBytes(limit) : "none"]),
+    row(["cached for reuse", formatBytes(tn.getCacheMemory())]),
+    row(["cache hits / misses", `${stats.num_cache_hits} / ${stats.num_cache_misses}`]),
+    row(["out-of-memory errors", String(stats.num_ooms)]),
     row(["uploaded (cpu → gpu)", formatBytes(stats["transfer_bytes.cpu_to_gpu"])]),
     row(["read back (gpu → cpu)", formatBytes(stats["transfer_bytes.gpu_to_cpu"])]),
   );
+}
+
+// The limit control: set a budget, then "Run again" shows the limit biting (a
+// MemoryLimitError) or the runtime flushing and retrying within it.
+function setupLimitControl(a, b, info) {
+  $("set-limit").onclick = () => {
+    const mib = $("limit").value.trim();
+    tn.setMemoryLimit(mib === "" ? Infinity : Number(mib) * 2 ** 20);
+    $("limit-status").textContent = mib === "" ? "No limit." : `Limit set to ${mib} MiB.`;
+  };
+  $("clear-cache").onclick = () => tn.clearCache();
+  $("run").onclick = async () => {
+    $("run").disabled = true;
+    try {
+      await runExample(a, b, info);
+      $("limit-status").textContent = "";
+    } catch (err) {
+      $("limit-status").textContent = `${err.name}: ${err.message}`;
+    }
+    $("run").disabled = false;
+  };
 }
 
 function watchMemory() {
@@ -188,11 +215,7 @@ async function main() {
   await tn.evaluate(a, b);
   await runExample(a, b, info);
   $("run").disabled = false;
-  $("run").onclick = async () => {
-    $("run").disabled = true;
-    await runExample(a, b, info);
-    $("run").disabled = false;
-  };
+  setupLimitControl(a, b, info);
 
   const inWorker = await addInWorker();
   $("worker").textContent =

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use std::cell::Cell;
 
-use crate::gpu::encoder::{ParamRing, ReadbackPool};
+use crate::gpu::encoder::ParamRing;
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::pipelines::PipelineCache;
 
@@ -41,8 +41,6 @@ pub struct GpuContext {
     pub params: ParamRing,
     /// The matmul kernel for this adapter.
     pub matmul: MatmulChoice,
-    /// Staging buffers for readbacks.
-    pub readbacks: ReadbackPool,
     /// Command buffers submitted so far.
     submits: Cell<u64>,
     adapter: AdapterSummary,
@@ -77,11 +75,10 @@ impl GpuContext {
             .await
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         Ok(GpuContext {
-            params: ParamRing::new(&device),
+            params: ParamRing::new(&device, limits.max_buffer_size)?,
             matmul: MatmulChoice::new(MatmulKernel::for_adapter(
                 adapter.get_info().device_type == wgpu::DeviceType::Cpu,
             )),
-            readbacks: ReadbackPool::default(),
             submits: Cell::new(0),
             device,
             queue,
@@ -157,6 +154,12 @@ impl GpuContext {
                 l.max_compute_workgroups_per_dimension.into(),
             ),
         ]
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        crate::memory::allocator::release_device(&self.device);
     }
 }
 

@@ -6,14 +6,11 @@
 use futures_channel::oneshot;
 
 use crate::error::{Error, Result};
-use crate::gpu::GpuContext;
-use crate::profile::{Profiler, now_ms};
+use std::rc::Rc;
 
-/// Bytes of a buffer that holds `words` elements. WebGPU cannot bind an empty buffer, so an
-/// empty array still gets one word.
-pub fn buffer_bytes(words: usize) -> u64 {
-    (words.max(1) * 4) as u64
-}
+use crate::gpu::GpuContext;
+use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
+use crate::profile::{Profiler, now_ms};
 
 /// Bytes per parameter block: 256 is a multiple of every adapter's
 /// `minUniformBufferOffsetAlignment`, and more than any kernel's parameters need.
@@ -27,22 +24,18 @@ const PARAM_SLOTS: usize = 1024;
 /// write after all earlier submits, so a block can be reused once its batch is submitted.
 #[derive(Debug)]
 pub struct ParamRing {
-    buffer: wgpu::Buffer,
+    buffer: GpuBuffer,
     next: std::cell::Cell<usize>,
 }
 
 impl ParamRing {
-    pub fn new(device: &wgpu::Device) -> ParamRing {
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tandem params"),
-            size: PARAM_SLOT * PARAM_SLOTS as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        ParamRing {
+    pub fn new(device: &wgpu::Device, max_buffer_size: u64) -> Result<ParamRing> {
+        let bytes = PARAM_SLOT * PARAM_SLOTS as u64;
+        let buffer = alloc_gpu(device, max_buffer_size, Usage::Uniform, bytes)?;
+        Ok(ParamRing {
             buffer,
             next: std::cell::Cell::new(0),
-        }
+        })
     }
 
     /// The next block.
@@ -58,12 +51,12 @@ impl ParamRing {
         let until_end = (PARAM_SLOTS - first) * words_per_slot;
         let (head, tail) = staged.split_at(staged.len().min(until_end));
         queue.write_buffer(
-            &self.buffer,
+            self.buffer.buffer(),
             first as u64 * PARAM_SLOT,
             bytemuck::cast_slice(head),
         );
         if !tail.is_empty() {
-            queue.write_buffer(&self.buffer, 0, bytemuck::cast_slice(tail));
+            queue.write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(tail));
         }
     }
 }
@@ -104,6 +97,9 @@ pub struct CommandBatch<'a> {
     profile: Option<BatchProfile<'a>>,
     /// Command buffers this batch has submitted.
     submits: usize,
+    /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
+    /// handing them out again while this work has yet to run.
+    keep_alive: Vec<GpuBuffer>,
 }
 
 /// What a batch records for a profile: each dispatch's kernel and, where the adapter has
@@ -124,6 +120,7 @@ impl<'a> CommandBatch<'a> {
             maps: Vec::new(),
             profile: None,
             submits: 0,
+            keep_alive: Vec::new(),
         }
     }
 
@@ -165,7 +162,7 @@ impl<'a> CommandBatch<'a> {
         pipeline: &wgpu::ComputePipeline,
         label: &str,
         params: &[u32],
-        buffers: &[&wgpu::Buffer],
+        buffers: &[&GpuBuffer],
         grid: (u32, u32, u32),
     ) {
         let words_per_slot = (PARAM_SLOT / 4) as usize;
@@ -184,7 +181,7 @@ impl<'a> CommandBatch<'a> {
         let mut entries = vec![wgpu::BindGroupEntry {
             binding: 0,
             resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: &ring.buffer,
+                buffer: ring.buffer.buffer(),
                 offset: 0,
                 size: std::num::NonZeroU64::new(PARAM_SLOT),
             }),
@@ -195,9 +192,10 @@ impl<'a> CommandBatch<'a> {
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
                     binding: i as u32 + 1,
-                    resource: b.as_entire_binding(),
+                    resource: b.buffer().as_entire_binding(),
                 }),
         );
+        self.keep_alive.extend(buffers.iter().map(|b| Rc::clone(b)));
         let bind_group = self
             .gpu
             .device
@@ -234,17 +232,23 @@ impl<'a> CommandBatch<'a> {
     /// Records a copy of the first `words` elements of `buffer` into a pooled staging buffer;
     /// the copy is mapped once the batch is submitted. Several readbacks in one batch share
     /// its submit.
-    pub fn read_back(&mut self, buffer: &wgpu::Buffer, words: usize) -> Readback {
+    pub fn read_back(&mut self, buffer: &GpuBuffer, words: usize) -> Result<Readback> {
         let (sender, receiver) = oneshot::channel();
         if words == 0 {
             // Nothing to copy: the readback is complete already.
             let _ = sender.send(Ok(()));
-            return Readback::new(None, 0, receiver);
+            return Ok(Readback::new(None, 0, receiver));
         }
         let bytes = (words * 4) as u64;
-        let staging = self.gpu.readbacks.take(&self.gpu.device, bytes);
+        let staging = alloc_gpu(
+            &self.gpu.device,
+            self.gpu.limits().max_buffer_size,
+            Usage::Readback,
+            bytes,
+        )?;
         self.encoder()
-            .copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+            .copy_buffer_to_buffer(buffer.buffer(), 0, staging.buffer(), 0, bytes);
+        self.keep_alive.push(buffer.clone());
         let readback = Readback::new(Some(staging.clone()), words, receiver);
         self.maps.push(PendingMap {
             staging,
@@ -252,7 +256,7 @@ impl<'a> CommandBatch<'a> {
             sender,
             submission: readback.submission.clone(),
         });
-        readback
+        Ok(readback)
     }
 
     /// Command buffers this batch has submitted so far.
@@ -284,10 +288,12 @@ impl<'a> CommandBatch<'a> {
             let profiler = profile.profiler;
             profiler.record_submit(self.gpu, submit_ms, kernels, timestamps);
         }
+        self.keep_alive.clear();
         for map in self.maps.drain(..) {
             *map.submission.borrow_mut() = index.clone();
             let sender = map.sender;
             map.staging
+                .buffer()
                 .slice(..map.bytes)
                 .map_async(wgpu::MapMode::Read, move |result| {
                     // The receiver is only dropped if its readback is, and then no one cares.
@@ -306,15 +312,16 @@ impl CommandBatch<'_> {
         if count == 0 {
             return None;
         }
-        let resolved = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tandem timestamps"),
-            size: u64::from(count) * 8,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let resolved = alloc_gpu(
+            &self.gpu.device,
+            self.gpu.limits().max_buffer_size,
+            Usage::QueryResolve,
+            u64::from(count) * 8,
+        )
+        .ok()?;
         self.encoder()
-            .resolve_query_set(&queries, 0..count, &resolved, 0);
-        Some(self.read_back(&resolved, 2 * count as usize))
+            .resolve_query_set(&queries, 0..count, resolved.buffer(), 0);
+        self.read_back(&resolved, 2 * count as usize).ok()
     }
 }
 
@@ -328,7 +335,7 @@ impl Drop for CommandBatch<'_> {
 
 /// A readback waiting for its batch's submit.
 struct PendingMap {
-    staging: wgpu::Buffer,
+    staging: GpuBuffer,
     bytes: u64,
     sender: oneshot::Sender<std::result::Result<(), wgpu::BufferAsyncError>>,
     submission: Submission,
@@ -341,7 +348,7 @@ type Submission = std::rc::Rc<std::cell::RefCell<Option<wgpu::SubmissionIndex>>>
 
 /// A GPU buffer's elements on their way to the host.
 pub struct Readback {
-    staging: Option<wgpu::Buffer>,
+    staging: Option<GpuBuffer>,
     words: usize,
     done: oneshot::Receiver<MapResult>,
     submission: Submission,
@@ -350,11 +357,7 @@ pub struct Readback {
 }
 
 impl Readback {
-    fn new(
-        staging: Option<wgpu::Buffer>,
-        words: usize,
-        done: oneshot::Receiver<MapResult>,
-    ) -> Self {
+    fn new(staging: Option<GpuBuffer>, words: usize, done: oneshot::Receiver<MapResult>) -> Self {
         Readback {
             staging,
             words,
@@ -396,100 +399,47 @@ impl Readback {
         let bytes = (self.words * 4) as u64;
         let words = {
             let view = staging
+                .buffer()
                 .slice(..bytes)
                 .get_mapped_range()
                 .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
             bytemuck::cast_slice(&view).to_vec()
         };
-        staging.unmap();
-        gpu.readbacks.give_back(staging);
+        staging.buffer().unmap();
         Ok(words)
     }
 }
 
-/// Staging buffers for readbacks, kept for reuse: creating one costs far more than mapping it
-/// again (PERFORMANCE.md). A request takes the smallest free buffer that fits it without
-/// wasting more than the reuse rule allows.
-#[derive(Debug, Default)]
-pub struct ReadbackPool {
-    /// Free buffers, least recently returned first.
-    free: std::cell::RefCell<Vec<wgpu::Buffer>>,
-}
-
-/// The pool lets go of its oldest buffers beyond this many bytes.
-const READBACK_POOL_BYTES: u64 = 64 << 20;
-
-impl ReadbackPool {
-    fn take(&self, device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
-        let mut free = self.free.borrow_mut();
-        let fit = free
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| reuse_fits(b.size(), bytes))
-            .min_by_key(|(_, b)| b.size())
-            .map(|(i, _)| i);
-        if let Some(i) = fit {
-            return free.remove(i);
-        }
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tandem readback"),
-            size: round_up(bytes),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    }
-
-    fn give_back(&self, buffer: wgpu::Buffer) {
-        let mut free = self.free.borrow_mut();
-        free.push(buffer);
-        while free.iter().map(wgpu::Buffer::size).sum::<u64>() > READBACK_POOL_BYTES {
-            // On the web dropping a buffer frees nothing until garbage collection.
-            free.remove(0).destroy();
+impl Drop for Readback {
+    /// A readback dropped before it finished may leave its staging buffer mapped or about to
+    /// be, so the buffer must not be reused.
+    fn drop(&mut self) {
+        if let Some(staging) = &self.staging {
+            staging.discard();
         }
     }
-
-    /// Buffers held for reuse.
-    pub fn len(&self) -> usize {
-        self.free.borrow().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.free.borrow().is_empty()
-    }
 }
 
-/// Staging sizes are rounded to 256 bytes, so nearby sizes share buffers.
-fn round_up(bytes: u64) -> u64 {
-    bytes.div_ceil(256) * 256
-}
-
-/// MLX's rule: a free buffer serves a request if it is big enough and smaller than both twice
-/// the request and the request plus two rounding units.
-fn reuse_fits(size: u64, request: u64) -> bool {
-    size >= request && size < (2 * request).min(round_up(request) + 2 * 256)
-}
-
-/// A storage buffer for `words` elements that kernels write and readback copies from.
-pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<wgpu::Buffer> {
-    let size = buffer_bytes(words);
-    check_binding_size(gpu, size)?;
-    Ok(gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("tandem storage"),
-        size,
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    }))
+/// A storage buffer for `words` elements that kernels write and readback copies from. WebGPU
+/// cannot bind an empty buffer, so an empty array still gets one word.
+pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<GpuBuffer> {
+    let bytes = (words.max(1) * 4) as u64;
+    check_binding_size(gpu, bytes)?;
+    alloc_gpu(
+        &gpu.device,
+        gpu.limits().max_buffer_size,
+        Usage::Storage,
+        bytes,
+    )
 }
 
 /// A storage buffer holding `words`, uploaded with `writeBuffer` (the fastest upload path on
 /// the browsers measured, see PERFORMANCE.md).
-pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<wgpu::Buffer> {
+pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<GpuBuffer> {
     let buffer = create_storage(gpu, words.len())?;
     if !words.is_empty() {
         gpu.queue
-            .write_buffer(&buffer, 0, bytemuck::cast_slice(words));
+            .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(words));
     }
     Ok(buffer)
 }
@@ -497,13 +447,9 @@ pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<wgpu::Buffer> {
 /// Copies the first `words` elements of `buffer` back to the host. All work that writes the
 /// buffer must already be submitted. Natively this polls the device; in the browser it awaits
 /// the `mapAsync` promise and never blocks the thread.
-pub async fn read_buffer(
-    gpu: &GpuContext,
-    buffer: &wgpu::Buffer,
-    words: usize,
-) -> Result<Vec<u32>> {
+pub async fn read_buffer(gpu: &GpuContext, buffer: &GpuBuffer, words: usize) -> Result<Vec<u32>> {
     let mut batch = CommandBatch::new(gpu);
-    let readback = batch.read_back(buffer, words);
+    let readback = batch.read_back(buffer, words)?;
     batch.submit();
     readback.finish(gpu).await
 }
@@ -539,26 +485,9 @@ fn wait_for_callbacks(_gpu: &GpuContext, _submission: Option<wgpu::SubmissionInd
 fn check_binding_size(gpu: &GpuContext, size: u64) -> Result<()> {
     let max = gpu.limits().max_storage_buffer_binding_size;
     if size > max {
-        return Err(Error::Value(format!(
+        return Err(Error::MemoryLimit(format!(
             "a buffer of {size} bytes exceeds the adapter's maxStorageBufferBindingSize of {max} bytes"
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_staging_buffer_serves_requests_it_fits_without_waste() {
-        assert!(reuse_fits(1024, 1024));
-        assert!(reuse_fits(1024, 700), "within two 256-byte units");
-        assert!(!reuse_fits(1024, 400), "more than twice the request");
-        assert!(!reuse_fits(1024, 1025), "too small");
-        assert!(
-            !reuse_fits(4 << 20, (4 << 20) - 1024),
-            "more than two units over"
-        );
-    }
 }

@@ -1,30 +1,187 @@
-//! `memoryStats()`: live array bytes per device and bytes moved between them, under PyTorch's
-//! key names.
+//! The memory API of `../shared/API.md` ("Memory"): MLX's names and PyTorch's statistics.
 
 use wasm_bindgen::prelude::*;
 
-use crate::memory::{Gauge, stats};
+use crate::error::Error;
+use crate::js::error::{JsResult, to_js};
+use crate::memory::allocator::{self, SnapshotEntry};
+use crate::memory::summary::summary;
+use crate::memory::{Scope, stats};
 
-/// The statistics as a flat `Record<string, number>` with PyTorch's dotted key names.
+/// Bytes held by live arrays on both devices (a copy on each device counts twice), plus the
+/// runtime's own live buffers.
+#[wasm_bindgen(js_name = getActiveMemory)]
+pub fn get_active_memory() -> f64 {
+    stats().active_bytes.get(Scope::All).current as f64
+}
+
+/// The highest active bytes since start or the last reset.
+#[wasm_bindgen(js_name = getPeakMemory)]
+pub fn get_peak_memory() -> f64 {
+    stats().active_bytes.get(Scope::All).peak as f64
+}
+
+/// Makes every peak its current value.
+#[wasm_bindgen(js_name = resetPeakMemory)]
+pub fn reset_peak_memory() {
+    allocator::reset_peak_stats();
+}
+
+/// Bytes of freed GPU buffers kept for reuse.
+#[wasm_bindgen(js_name = getCacheMemory)]
+pub fn get_cache_memory() -> f64 {
+    allocator::cache_bytes() as f64
+}
+
+/// A byte count from JS: a whole number from 0, or `Infinity` for none.
+fn bytes_arg(what: &str, value: f64) -> Result<Option<u64>, Error> {
+    if value == f64::INFINITY {
+        return Ok(None);
+    }
+    if !(value >= 0.0 && value.fract() == 0.0 && value <= 2f64.powi(53)) {
+        return Err(Error::Value(format!(
+            "{what}: need a whole number of bytes (or Infinity), got {value}"
+        )));
+    }
+    Ok(Some(value as u64))
+}
+
+fn limit_to_js(limit: Option<u64>) -> f64 {
+    limit.map_or(f64::INFINITY, |l| l as f64)
+}
+
+/// Sets the budget for active memory (`Infinity` removes it) and returns the previous one.
+/// An allocation past it trims the cache, drops copies the other device can re-derive,
+/// flushes and waits for in-flight GPU work, retries once, and only then throws
+/// `MemoryLimitError`. Live arrays are never lost or corrupted by a failed allocation.
+#[wasm_bindgen(js_name = setMemoryLimit)]
+pub fn set_memory_limit(bytes: f64) -> JsResult<f64> {
+    let limit = bytes_arg("setMemoryLimit", bytes).map_err(to_js)?;
+    Ok(limit_to_js(allocator::set_memory_limit(limit)))
+}
+
+/// The memory limit, `Infinity` when none is set.
+#[wasm_bindgen(js_name = getMemoryLimit)]
+pub fn get_memory_limit() -> f64 {
+    limit_to_js(allocator::memory_limit())
+}
+
+/// Bounds the bytes of cached buffers and returns the previous bound; `0` disables caching.
+#[wasm_bindgen(js_name = setCacheLimit)]
+pub fn set_cache_limit(bytes: f64) -> JsResult<f64> {
+    let limit = bytes_arg("setCacheLimit", bytes)
+        .map_err(to_js)?
+        .unwrap_or(u64::MAX);
+    Ok(limit_to_js(
+        Some(allocator::set_cache_limit(limit)).filter(|&l| l != u64::MAX),
+    ))
+}
+
+/// Destroys every cached buffer.
+#[wasm_bindgen(js_name = clearCache)]
+pub fn clear_cache() {
+    allocator::clear_cache();
+}
+
+/// Every statistic under PyTorch's flat key names, sorted.
 #[wasm_bindgen(js_name = memoryStats, unchecked_return_type = "Record<string, number>")]
 pub fn memory_stats() -> JsValue {
-    let stats = stats();
     let object = js_sys::Object::new();
-    let mut put = |key: &str, value: u64| {
-        // Setting a data property on a fresh plain object cannot fail.
-        let _ = js_sys::Reflect::set(&object, &key.into(), &JsValue::from_f64(value as f64));
-    };
-    for (pool, gauge) in [("all", stats.all), ("cpu", stats.cpu), ("gpu", stats.gpu)] {
-        put_gauge(&mut put, &format!("active_bytes.{pool}"), gauge);
+    for (key, value) in stats().flat() {
+        set(&object, &key, JsValue::from_f64(value as f64));
     }
-    put("transfer_bytes.cpu_to_gpu", stats.cpu_to_gpu);
-    put("transfer_bytes.gpu_to_cpu", stats.gpu_to_cpu);
     object.into()
 }
 
-fn put_gauge(put: &mut impl FnMut(&str, u64), prefix: &str, gauge: Gauge) {
-    put(&format!("{prefix}.current"), gauge.current);
-    put(&format!("{prefix}.peak"), gauge.peak);
-    put(&format!("{prefix}.allocated"), gauge.allocated);
-    put(&format!("{prefix}.freed"), gauge.freed);
+/// The statistics as a table, like `torch.cuda.memory_summary()`.
+#[wasm_bindgen(js_name = memorySummary)]
+pub fn memory_summary() -> String {
+    summary(
+        &stats(),
+        allocator::memory_limit(),
+        allocator::cache_limit(),
+    )
 }
+
+/// One record per live or cached buffer: `{id, device, usage, size, requestedSize, state,
+/// stream, op}`. `usage` is `null` for host copies; `stream` is `null` for data made outside
+/// an evaluation (and for cached buffers).
+#[wasm_bindgen(js_name = memorySnapshot, unchecked_return_type = "MemoryBlock[]")]
+pub fn memory_snapshot() -> js_sys::Array {
+    allocator::snapshot().iter().map(snapshot_entry).collect()
+}
+
+fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
+    let block = &entry.block;
+    let object = js_sys::Object::new();
+    set(&object, "id", JsValue::from_f64(block.id as f64));
+    set(&object, "device", block.device.name().into());
+    set(
+        &object,
+        "usage",
+        block.usage.map_or(JsValue::NULL, |u| u.name().into()),
+    );
+    set(&object, "size", JsValue::from_f64(block.size as f64));
+    set(
+        &object,
+        "requestedSize",
+        JsValue::from_f64(block.requested as f64),
+    );
+    set(&object, "state", entry.state.into());
+    let stream = block.stream.map_or(JsValue::NULL, |s| {
+        format!("{}:{}", s.device.name(), s.index).into()
+    });
+    set(&object, "stream", stream);
+    set(&object, "op", block.op.into());
+    object.into()
+}
+
+/// `{free, total}`: `total` is the memory limit, or the adapter's `maxBufferSize` when none
+/// is set (WebGPU reports no device memory size); `free` is `total` less active memory.
+#[wasm_bindgen(js_name = getMemoryInfo, unchecked_return_type = "{free: number, total: number}")]
+pub fn get_memory_info() -> JsValue {
+    let total = allocator::memory_limit()
+        .or_else(crate::js::runtime::max_buffer_size)
+        .unwrap_or(u64::MAX);
+    let active = stats().active_bytes.get(Scope::All).current;
+    let object = js_sys::Object::new();
+    set(
+        &object,
+        "free",
+        JsValue::from_f64(total.saturating_sub(active) as f64),
+    );
+    set(&object, "total", JsValue::from_f64(total as f64));
+    object.into()
+}
+
+/// Makes every peak its current value (PyTorch's `reset_peak_memory_stats`).
+#[wasm_bindgen(js_name = resetPeakMemoryStats)]
+pub fn reset_peak_memory_stats() {
+    allocator::reset_peak_stats();
+}
+
+/// Restarts totals and event counters from zero (PyTorch's
+/// `reset_accumulated_memory_stats`).
+#[wasm_bindgen(js_name = resetAccumulatedMemoryStats)]
+pub fn reset_accumulated_memory_stats() {
+    allocator::reset_accumulated_stats();
+}
+
+fn set(object: &js_sys::Object, key: &str, value: JsValue) {
+    // Setting a data property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const MEMORY_TS: &str = r#"
+export interface MemoryBlock {
+  id: number;
+  device: "cpu" | "gpu";
+  usage: "storage" | "readback" | "uniform" | "query-resolve" | null;
+  size: number;
+  requestedSize: number;
+  state: "active" | "cached";
+  stream: string | null;
+  op: string;
+}
+"#;

@@ -11,6 +11,7 @@ pub mod profile;
 pub mod random;
 pub mod runtime;
 pub mod stream;
+pub mod tidy;
 
 use wasm_bindgen::prelude::*;
 

@@ -2,6 +2,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -15,34 +16,59 @@ use crate::js::runtime::current;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::fmt_shape;
 
+/// An `NDArray`'s array, shared with the registry so that `tidy` can dispose it by handle;
+/// `None` once disposed.
+type Slot = Rc<RefCell<Option<Array>>>;
+
 thread_local! {
     /// Every live `NDArray` by handle, so that arrays passed inside JS containers (the list of
-    /// `concatenate`) can be found without taking them from their owners.
-    static LIVE: RefCell<HashMap<u32, Array>> = RefCell::new(HashMap::new());
+    /// `concatenate`) can be found without taking them from their owners, and so that `tidy`
+    /// can dispose them.
+    static LIVE: RefCell<HashMap<u32, Slot>> = RefCell::new(HashMap::new());
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }
 
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
 #[wasm_bindgen(js_name = NDArray)]
 pub struct NdArray {
-    array: Array,
+    slot: Slot,
     handle: u32,
 }
 
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
+        point_symbol_dispose_at_dispose();
         let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1)));
-        LIVE.with(|live| live.borrow_mut().insert(handle, array.clone()));
-        NdArray { array, handle }
+        let slot = Rc::new(RefCell::new(Some(array)));
+        LIVE.with(|live| live.borrow_mut().insert(handle, slot.clone()));
+        crate::js::tidy::created(handle);
+        NdArray { slot, handle }
     }
 
-    pub fn array(&self) -> &Array {
-        &self.array
+    /// An `NDArray` that holds nothing, as if disposed (to reach the class's prototype).
+    pub(crate) fn empty() -> NdArray {
+        NdArray {
+            slot: Rc::new(RefCell::new(None)),
+            handle: 0,
+        }
+    }
+
+    /// The array, or `DisposedArrayError` once it has been disposed.
+    pub fn array(&self) -> JsResult<Array> {
+        self.slot
+            .borrow()
+            .clone()
+            .ok_or_else(|| to_js(disposed("this NDArray")))
     }
 
     /// Another `NDArray` for the same array (JS gets a distinct object with its own handle).
     pub fn clone_handle(&self) -> NdArray {
-        NdArray::new(self.array.clone())
+        NdArray::new(
+            self.slot
+                .borrow()
+                .clone()
+                .expect("clone_handle of a live NDArray"),
+        )
     }
 
     /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
@@ -51,8 +77,22 @@ impl NdArray {
             .ok()
             .and_then(|h| h.as_f64())
             .ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;
-        LIVE.with(|live| live.borrow().get(&(handle as u32)).cloned())
-            .ok_or_else(|| Error::Value(format!("{op}: the NDArray has been freed")))
+        LIVE.with(|live| {
+            live.borrow()
+                .get(&(handle as u32))
+                .and_then(|s| s.borrow().clone())
+        })
+        .ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
+    }
+
+    /// Disposes the array behind `handle`, if it is still live.
+    pub(crate) fn dispose_handle(handle: u32) {
+        let slot = LIVE.with(|live| live.borrow_mut().remove(&handle));
+        if let Some(slot) = slot {
+            // Taken out before it drops, so no borrow is held while memory is released.
+            let array = slot.borrow_mut().take();
+            drop(array);
+        }
     }
 
     /// Evaluates and reads back on the runtime, then converts the words with `convert`.
@@ -60,7 +100,10 @@ impl NdArray {
         &self,
         convert: impl FnOnce(&Array, &[u32]) -> JsResult<JsValue> + 'static,
     ) -> js_sys::Promise {
-        let array = self.array.clone();
+        let array = match self.array() {
+            Ok(array) => array,
+            Err(err) => return js_sys::Promise::reject(&err),
+        };
         future_to_promise(async move {
             let runtime = current().await.map_err(to_js)?;
             let words = array.to_words(&runtime).await.map_err(to_js)?;
@@ -69,9 +112,40 @@ impl NdArray {
     }
 }
 
+thread_local! {
+    static SYMBOL_DISPOSE_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// wasm-bindgen makes `[Symbol.dispose]` call `free()`, after which any use fails with a bare
+/// null-pointer error. `dispose()` keeps the object so that a later use throws
+/// `DisposedArrayError`, so `[Symbol.dispose]` is pointed at it, once, on the first `NDArray`
+/// (the class exists by then; a start hook may not run, as in wasm-bindgen-test).
+fn point_symbol_dispose_at_dispose() {
+    if SYMBOL_DISPOSE_SET.with(|done| done.replace(true)) {
+        return;
+    }
+    let symbol = js_sys::Reflect::get(&js_sys::global(), &"Symbol".into())
+        .and_then(|s| js_sys::Reflect::get(&s, &"dispose".into()));
+    let Ok(symbol) = symbol else { return };
+    if symbol.is_undefined() {
+        return;
+    }
+    let probe = JsValue::from(NdArray::empty());
+    let prototype = js_sys::Object::get_prototype_of(&probe);
+    if let Ok(dispose) = js_sys::Reflect::get(&prototype, &"dispose".into()) {
+        let _ = js_sys::Reflect::set(&prototype, &symbol, &dispose);
+    }
+}
+
+fn disposed(what: &str) -> Error {
+    Error::DisposedArray(format!("{what} has been disposed; its data is gone"))
+}
+
 impl Drop for NdArray {
+    /// Runs on `free()` and when the JS object is garbage-collected (wasm-bindgen registers
+    /// every `NDArray` with a `FinalizationRegistry`).
     fn drop(&mut self) {
-        LIVE.with(|live| live.borrow_mut().remove(&self.handle));
+        NdArray::dispose_handle(self.handle);
     }
 }
 
@@ -85,36 +159,53 @@ impl NdArray {
 
     /// The dimensions, outermost first.
     #[wasm_bindgen(getter, unchecked_return_type = "number[]")]
-    pub fn shape(&self) -> js_sys::Array {
-        self.array
+    pub fn shape(&self) -> JsResult<js_sys::Array> {
+        Ok(self
+            .array()?
             .shape()
             .iter()
             .map(|&d| JsValue::from_f64(d as f64))
-            .collect()
+            .collect())
     }
 
     /// `"float32"`, `"int32"`, `"uint32"` or `"bool"`.
     #[wasm_bindgen(getter)]
-    pub fn dtype(&self) -> String {
-        self.array.dtype().name().into()
+    pub fn dtype(&self) -> JsResult<String> {
+        Ok(self.array()?.dtype().name().into())
     }
 
     /// Number of elements.
     #[wasm_bindgen(getter)]
-    pub fn size(&self) -> f64 {
-        self.array.size() as f64
+    pub fn size(&self) -> JsResult<f64> {
+        Ok(self.array()?.size() as f64)
     }
 
     /// Number of dimensions.
     #[wasm_bindgen(getter)]
-    pub fn ndim(&self) -> u32 {
-        self.array.ndim() as u32
+    pub fn ndim(&self) -> JsResult<u32> {
+        Ok(self.array()?.ndim() as u32)
     }
 
     /// Bytes of the data: 1 per `bool` element, 4 otherwise.
     #[wasm_bindgen(getter)]
-    pub fn nbytes(&self) -> f64 {
-        self.array.nbytes() as f64
+    pub fn nbytes(&self) -> JsResult<f64> {
+        Ok(self.array()?.nbytes() as f64)
+    }
+
+    /// Frees the array's memory now. Using the `NDArray` afterwards throws
+    /// `DisposedArrayError`; disposing twice does nothing. `[Symbol.dispose]` does the same,
+    /// so `using x = ...` works.
+    pub fn dispose(&self) {
+        NdArray::dispose_handle(self.handle);
+        // A clone made before `tidy` registered it may share the slot but not the handle.
+        let array = self.slot.borrow_mut().take();
+        drop(array);
+    }
+
+    /// Whether `dispose()` has been called.
+    #[wasm_bindgen(getter, js_name = isDisposed)]
+    pub fn is_disposed(&self) -> bool {
+        self.slot.borrow().is_none()
     }
 
     /// Evaluates the array and resolves to a row-major typed array of its dtype
@@ -149,11 +240,14 @@ impl NdArray {
     /// `NDArray(shape=[2, 3], dtype=float32)`.
     #[wasm_bindgen(js_name = toString)]
     pub fn to_display_string(&self) -> String {
-        format!(
-            "NDArray(shape={}, dtype={})",
-            fmt_shape(self.array.shape()),
-            self.array.dtype().name()
-        )
+        match self.slot.borrow().as_ref() {
+            Some(array) => format!(
+                "NDArray(shape={}, dtype={})",
+                fmt_shape(array.shape()),
+                array.dtype().name()
+            ),
+            None => "NDArray(disposed)".into(),
+        }
     }
 }
 
@@ -177,7 +271,7 @@ macro_rules! elementwise_methods {
                     #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] other: JsValue,
                     opts: JsValue,
                 ) -> JsResult<NdArray> {
-                    ops::binary_op(BinaryOp::$bop, ops::Arg::Array(&self.array), ops::Arg::Js(&other), &opts)
+                    ops::binary_op(BinaryOp::$bop, ops::Arg::Array(&self.array()?), ops::Arg::Js(&other), &opts)
                 }
             )*
         }

@@ -41,7 +41,7 @@ pub(crate) fn device_option(op: &'static str, opts: &JsValue) -> Result<Stream> 
 
 pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
     let device = js(device_option(op.name(), opts))?;
-    js(ops::unary(op, x.array(), device)).map(NdArray::new)
+    js(ops::unary(op, &x.array()?, device)).map(NdArray::new)
 }
 
 /// An operand as it arrives: the array of a method's `this`, or a JS value.
@@ -154,7 +154,13 @@ with_elementwise_ops!(elementwise_functions);
 #[wasm_bindgen(js_name = "where")]
 pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("where", &opts))?;
-    js(ops::where_(cond.array(), x.array(), y.array(), device)).map(NdArray::new)
+    js(ops::where_(
+        &cond.array()?,
+        &x.array()?,
+        &y.array()?,
+        device,
+    ))
+    .map(NdArray::new)
 }
 
 /// `clip(x, lo, hi, opts?)`: `lo` and `hi` are numbers or `null` (no bound), converted to
@@ -162,9 +168,9 @@ pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResu
 #[wasm_bindgen]
 pub fn clip(x: &NdArray, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("clip", &opts))?;
-    let bound = |v: &JsValue| js(scalar_like("clip", v, x.array().dtype()));
+    let bound = |v: &JsValue| js(scalar_like("clip", v, x.array()?.dtype()));
     let (lo, hi) = (bound(&lo)?, bound(&hi)?);
-    js(ops::clip(x.array(), lo.as_ref(), hi.as_ref(), device)).map(NdArray::new)
+    js(ops::clip(&x.array()?, lo.as_ref(), hi.as_ref(), device)).map(NdArray::new)
 }
 
 fn scalar_like(op: &str, value: &JsValue, dtype: DType) -> Result<Option<Array>> {
@@ -183,7 +189,7 @@ pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("astype", &opts))?;
     let dtype =
         js(DType::parse(dtype).map_err(|e| Error::DType(format!("astype: {}", e.message()))))?;
-    Ok(NdArray::new(ops::astype(x.array(), dtype, device)))
+    Ok(NdArray::new(ops::astype(&x.array()?, dtype, device)))
 }
 
 /// `reshape(x, shape, opts?)`; one size may be -1.
@@ -191,7 +197,7 @@ pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
 pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("reshape", &opts))?;
     let shape = js(integers_of("reshape", "the shape", &shape))?;
-    js(ops::reshape(x.array(), &shape, device)).map(NdArray::new)
+    js(ops::reshape(&x.array()?, &shape, device)).map(NdArray::new)
 }
 
 /// `transpose(x, axes?, opts?)`; without axes, reverses them.
@@ -203,7 +209,7 @@ pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray>
     } else {
         Some(js(axes_of("transpose", &axes))?)
     };
-    js(ops::transpose(x.array(), axes.as_deref(), device)).map(NdArray::new)
+    js(ops::transpose(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `expandDims(x, axis, opts?)`: `axis` is a number or a list.
@@ -211,7 +217,7 @@ pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray>
 pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("expandDims", &opts))?;
     let axes = js(axes_of("expandDims", &axis))?;
-    js(ops::expand_dims(x.array(), &axes, device)).map(NdArray::new)
+    js(ops::expand_dims(&x.array()?, &axes, device)).map(NdArray::new)
 }
 
 /// `squeeze(x, {axis?, stream?})`.
@@ -220,7 +226,7 @@ pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let parsed = js(Options::parse("squeeze", &opts))?;
     let device = js(parsed.stream())?.unwrap_or_else(default_op_stream);
     let axes = js(parsed.axes())?;
-    js(ops::squeeze(x.array(), axes.as_deref(), device)).map(NdArray::new)
+    js(ops::squeeze(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `broadcastTo(x, shape, opts?)`.
@@ -228,7 +234,7 @@ pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 pub fn broadcast_to(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("broadcastTo", &opts))?;
     let shape = js(shape_of("broadcastTo", &shape))?;
-    js(ops::broadcast_to(x.array(), &shape, device)).map(NdArray::new)
+    js(ops::broadcast_to(&x.array()?, &shape, device)).map(NdArray::new)
 }
 
 /// `slice(x, start, stop, strides?, opts?)` with MLX's semantics.
@@ -249,7 +255,7 @@ pub fn slice(
         Some(js(integers_of("slice", "strides", &strides))?)
     };
     js(ops::slice(
-        x.array(),
+        &x.array()?,
         &start,
         &stop,
         strides.as_deref(),
@@ -262,7 +268,7 @@ pub fn slice(
 #[wasm_bindgen]
 pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("flatten", &opts))?;
-    Ok(NdArray::new(ops::flatten(x.array(), device)))
+    Ok(NdArray::new(ops::flatten(&x.array()?, device)))
 }
 
 /// `opts.axis` (a number or a list; all axes when absent), `opts.keepdims` and the device.
@@ -279,7 +285,7 @@ pub(crate) fn reduce_op(op: ReduceOp, x: &NdArray, opts: &JsValue) -> JsResult<N
     let (axes, keepdims, device) = js(reduction_options(op.name(), opts))?;
     js(ops::reduce(
         op,
-        x.array(),
+        &x.array()?,
         axes.as_deref(),
         keepdims,
         device,
@@ -316,28 +322,34 @@ with_reductions!(reduction_functions);
 #[wasm_bindgen]
 pub fn mean(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, keepdims, device) = js(reduction_options("mean", &opts))?;
-    js(ops::mean(x.array(), axes.as_deref(), keepdims, device)).map(NdArray::new)
+    js(ops::mean(&x.array()?, axes.as_deref(), keepdims, device)).map(NdArray::new)
 }
 
 /// `logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.
 #[wasm_bindgen]
 pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts))?;
-    js(ops::logsumexp(x.array(), axes.as_deref(), keepdims, device)).map(NdArray::new)
+    js(ops::logsumexp(
+        &x.array()?,
+        axes.as_deref(),
+        keepdims,
+        device,
+    ))
+    .map(NdArray::new)
 }
 
 /// `softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.
 #[wasm_bindgen]
 pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, _, device) = js(reduction_options("softmax", &opts))?;
-    js(ops::softmax(x.array(), axes.as_deref(), device)).map(NdArray::new)
+    js(ops::softmax(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `matmul(a, b, opts?)`: batched, with broadcasting of batch axes; float32.
 #[wasm_bindgen]
 pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(device_option("matmul", &opts))?;
-    js(ops::matmul(a.array(), b.array(), device)).map(NdArray::new)
+    js(ops::matmul(&a.array()?, &b.array()?, device)).map(NdArray::new)
 }
 
 /// `opts.dtype`, or `default`.
@@ -484,7 +496,7 @@ pub fn split(x: &NdArray, indices_or_sections: JsValue, opts: JsValue) -> JsResu
             ops::SplitAt::Indices(&indices)
         }
     };
-    let parts = js(ops::split(x.array(), how, axis, device))?;
+    let parts = js(ops::split(&x.array()?, how, axis, device))?;
     Ok(parts
         .into_iter()
         .map(|p| JsValue::from(NdArray::new(p)))

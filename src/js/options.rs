@@ -73,6 +73,17 @@ impl Options {
         }
     }
 
+    /// A number option.
+    pub fn number(&self, key: &str) -> Result<Option<f64>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| Error::Value(format!("{}: opts.{key} must be a number", self.op))),
+        }
+    }
+
     /// A string option.
     pub fn string(&self, key: &str) -> Result<Option<String>> {
         match self.get(key) {

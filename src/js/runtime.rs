@@ -25,9 +25,9 @@ thread_local! {
 /// Requests a WebGPU adapter and device and resolves to the `RuntimeInfo`.
 ///
 /// Options: `powerPreference` (`"low-power"` or `"high-performance"`), `requireGpu` (reject
-/// when there is no WebGPU instead of running the `gpu` device on the CPU) and
-/// `defaultDevice` (`"cpu"` or `"gpu"`: skip choosing one by measurement on a fallback
-/// adapter).
+/// when there is no WebGPU instead of running the `gpu` device on the CPU), `defaultDevice`
+/// (`"cpu"` or `"gpu"`: skip choosing one by measurement on a fallback adapter), and
+/// `memoryLimit` and `cacheLimit` in bytes (as `setMemoryLimit` and `setCacheLimit`).
 #[wasm_bindgen(js_name = initRuntime, unchecked_return_type = "Promise<RuntimeInfo>")]
 pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     let options = runtime_options(&opts).map_err(to_js)?;
@@ -54,6 +54,15 @@ pub fn runtime_default_device() -> Device {
         r.borrow()
             .as_ref()
             .map_or(Device::Gpu, |rt| rt.default_device())
+    })
+}
+
+/// The adapter's `maxBufferSize`, once a runtime with a GPU has started.
+pub fn max_buffer_size() -> Option<u64> {
+    RUNTIME.with(|r| {
+        r.borrow()
+            .as_ref()
+            .and_then(|rt| rt.gpu().map(|gpu| gpu.limits().max_buffer_size))
     })
 }
 
@@ -102,7 +111,22 @@ fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
         power_preference,
         require_gpu: opts.flag("requireGpu")?,
         default_device,
+        memory_limit: byte_option(&opts, "memoryLimit")?,
+        cache_limit: byte_option(&opts, "cacheLimit")?,
     })
+}
+
+/// A byte count option: a whole number from 0.
+fn byte_option(opts: &Options, key: &str) -> Result<Option<u64>> {
+    let Some(value) = opts.number(key)? else {
+        return Ok(None);
+    };
+    if !(value >= 0.0 && value.fract() == 0.0 && value <= 2f64.powi(53)) {
+        return Err(Error::Value(format!(
+            "initRuntime: {key} must be a whole number of bytes, got {value}"
+        )));
+    }
+    Ok(Some(value as u64))
 }
 
 fn describe(value: &JsValue) -> String {

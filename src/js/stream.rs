@@ -122,8 +122,11 @@ pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
 /// CPU work runs to completion inside `evaluate`, so only the GPU queue can be busy.
 #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
 pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
-    let on_gpu =
-        stream.is_undefined() || js(stream_of("synchronize", &stream))?.device == Device::Gpu;
+    let all_streams = stream.is_undefined();
+    let on_gpu = all_streams || js(stream_of("synchronize", &stream))?.device == Device::Gpu;
+    if all_streams {
+        crate::memory::allocator::record_sync_all_streams();
+    }
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
         if let (true, Some(gpu)) = (on_gpu, runtime.gpu()) {

@@ -1,11 +1,11 @@
-//! Counters of array storage bytes per device and of bytes moved between devices.
+//! The allocator's statistics under PyTorch's names: per metric, a gauge for each of the
+//! pools `all`, `large_pool`, `small_pool`, `cpu` and `gpu`, plus event counters.
 
-use std::cell::RefCell;
-
+use crate::memory::policy::Pool;
 use crate::stream::Device;
 
-/// One PyTorch-style statistic: its current value, the highest it has been since the last
-/// reset, and the totals added and removed.
+/// One statistic: its current value, the highest it has been since the last peak reset, and
+/// the totals added and removed since the last accumulated reset.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Gauge {
     pub current: u64,
@@ -15,82 +15,247 @@ pub struct Gauge {
 }
 
 impl Gauge {
-    fn add(&mut self, bytes: u64) {
-        self.current += bytes;
-        self.allocated += bytes;
+    fn add(&mut self, n: u64) {
+        self.current += n;
+        self.allocated += n;
         self.peak = self.peak.max(self.current);
     }
 
-    fn remove(&mut self, bytes: u64) {
-        self.current -= bytes;
-        self.freed += bytes;
+    fn remove(&mut self, n: u64) {
+        self.current -= n;
+        self.freed += n;
     }
 }
 
-/// Live array storage, per device and in all, and bytes transferred each way.
+/// The pools a statistic is kept for, in PyTorch's key order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    LargePool,
+    SmallPool,
+    Cpu,
+    Gpu,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::All,
+        Scope::LargePool,
+        Scope::SmallPool,
+        Scope::Cpu,
+        Scope::Gpu,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::LargePool => "large_pool",
+            Scope::SmallPool => "small_pool",
+            Scope::Cpu => "cpu",
+            Scope::Gpu => "gpu",
+        }
+    }
+
+    /// The scope of one device.
+    pub fn device(device: Device) -> Scope {
+        match device {
+            Device::Cpu => Scope::Cpu,
+            Device::Gpu => Scope::Gpu,
+        }
+    }
+}
+
+/// One metric's gauges, one per [`Scope`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Metric([Gauge; 5]);
+
+impl Metric {
+    pub fn get(&self, scope: Scope) -> Gauge {
+        self.0[scope as usize]
+    }
+
+    /// The gauges a block of `device` in `pool` counts in.
+    fn scopes(device: Device, pool: Pool) -> [Scope; 3] {
+        let pool = match pool {
+            Pool::Large => Scope::LargePool,
+            Pool::Small => Scope::SmallPool,
+        };
+        [Scope::All, pool, Scope::device(device)]
+    }
+
+    fn add(&mut self, device: Device, pool: Pool, n: u64) {
+        for scope in Metric::scopes(device, pool) {
+            self.0[scope as usize].add(n);
+        }
+    }
+
+    fn remove(&mut self, device: Device, pool: Pool, n: u64) {
+        for scope in Metric::scopes(device, pool) {
+            self.0[scope as usize].remove(n);
+        }
+    }
+
+    fn gauges_mut(&mut self) -> impl Iterator<Item = &mut Gauge> {
+        self.0.iter_mut()
+    }
+}
+
+/// Every statistic. Blocks are never split, so PyTorch's `inactive_split` metrics are always
+/// zero and are not stored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Host (wasm) and GPU copies together; its peak is the peak of the sum.
-    pub all: Gauge,
-    pub cpu: Gauge,
-    pub gpu: Gauge,
+    /// Live blocks (arrays' copies, staging and uniform buffers).
+    pub allocation: Metric,
+    /// Buffers that exist: live ones and cached ones.
+    pub segment: Metric,
+    /// Live blocks; the same as `allocation`, as nothing is split.
+    pub active: Metric,
+    /// Bytes of live blocks, at their rounded sizes.
+    pub allocated_bytes: Metric,
+    /// Bytes of live and cached buffers.
+    pub reserved_bytes: Metric,
+    /// Bytes of live blocks; the same as `allocated_bytes`.
+    pub active_bytes: Metric,
+    /// Bytes that live blocks were asked for, before rounding.
+    pub requested_bytes: Metric,
+    pub num_alloc_retries: u64,
+    pub num_ooms: u64,
+    pub num_sync_all_streams: u64,
+    pub num_device_alloc: u64,
+    pub num_device_free: u64,
+    pub num_cache_hits: u64,
+    pub num_cache_misses: u64,
     pub cpu_to_gpu: u64,
     pub gpu_to_cpu: u64,
 }
 
 impl Stats {
-    /// The gauge of one device.
-    pub fn device(&self, device: Device) -> &Gauge {
-        match device {
-            Device::Cpu => &self.cpu,
-            Device::Gpu => &self.gpu,
-        }
+    /// A new buffer of `size` bytes was created.
+    pub(crate) fn segment_alloc(&mut self, device: Device, pool: Pool, size: u64) {
+        self.segment.add(device, pool, 1);
+        self.reserved_bytes.add(device, pool, size);
+        self.num_device_alloc += 1;
     }
 
-    fn device_mut(&mut self, device: Device) -> &mut Gauge {
-        match device {
-            Device::Cpu => &mut self.cpu,
-            Device::Gpu => &mut self.gpu,
-        }
+    /// A buffer of `size` bytes was destroyed.
+    pub(crate) fn segment_free(&mut self, device: Device, pool: Pool, size: u64) {
+        self.segment.remove(device, pool, 1);
+        self.reserved_bytes.remove(device, pool, size);
+        self.num_device_free += 1;
     }
-}
 
-thread_local! {
-    static STATS: RefCell<Stats> = RefCell::new(Stats::default());
-}
+    /// A buffer of `size` bytes went live for a request of `requested` bytes.
+    pub(crate) fn activate(&mut self, device: Device, pool: Pool, size: u64, requested: u64) {
+        self.allocation.add(device, pool, 1);
+        self.active.add(device, pool, 1);
+        self.allocated_bytes.add(device, pool, size);
+        self.active_bytes.add(device, pool, size);
+        self.requested_bytes.add(device, pool, requested);
+    }
 
-/// The figures so far.
-pub fn stats() -> Stats {
-    STATS.with(|s| *s.borrow())
-}
+    /// A live buffer was let go (to the cache, or to be destroyed).
+    pub(crate) fn deactivate(&mut self, device: Device, pool: Pool, size: u64, requested: u64) {
+        self.allocation.remove(device, pool, 1);
+        self.active.remove(device, pool, 1);
+        self.allocated_bytes.remove(device, pool, size);
+        self.active_bytes.remove(device, pool, size);
+        self.requested_bytes.remove(device, pool, requested);
+    }
 
-/// A copy of `bytes` came to exist on `device`.
-pub(crate) fn record_alloc(device: Device, bytes: u64) {
-    STATS.with(|s| {
-        let mut s = s.borrow_mut();
-        s.all.add(bytes);
-        s.device_mut(device).add(bytes);
-    });
-}
-
-/// A copy of `bytes` on `device` was let go.
-pub(crate) fn record_free(device: Device, bytes: u64) {
-    STATS.with(|s| {
-        let mut s = s.borrow_mut();
-        s.all.remove(bytes);
-        s.device_mut(device).remove(bytes);
-    });
-}
-
-/// `bytes` were copied to `to` from the other device.
-pub(crate) fn record_transfer(to: Device, bytes: u64) {
-    STATS.with(|s| {
-        let mut s = s.borrow_mut();
+    /// `bytes` were copied to `to` from the other device.
+    pub(crate) fn transfer(&mut self, to: Device, bytes: u64) {
         match to {
-            Device::Gpu => s.cpu_to_gpu += bytes,
-            Device::Cpu => s.gpu_to_cpu += bytes,
+            Device::Gpu => self.cpu_to_gpu += bytes,
+            Device::Cpu => self.gpu_to_cpu += bytes,
         }
-    });
+    }
+
+    fn metrics_mut(&mut self) -> [&mut Metric; 7] {
+        [
+            &mut self.allocation,
+            &mut self.segment,
+            &mut self.active,
+            &mut self.allocated_bytes,
+            &mut self.reserved_bytes,
+            &mut self.active_bytes,
+            &mut self.requested_bytes,
+        ]
+    }
+
+    /// Every peak becomes its current value (PyTorch's `reset_peak_memory_stats`).
+    pub(crate) fn reset_peaks(&mut self) {
+        for metric in self.metrics_mut() {
+            for gauge in metric.gauges_mut() {
+                gauge.peak = gauge.current;
+            }
+        }
+    }
+
+    /// Totals and event counters start again from zero (PyTorch's
+    /// `reset_accumulated_memory_stats`); current values and peaks stay.
+    pub(crate) fn reset_accumulated(&mut self) {
+        for metric in self.metrics_mut() {
+            for gauge in metric.gauges_mut() {
+                gauge.allocated = 0;
+                gauge.freed = 0;
+            }
+        }
+        self.num_alloc_retries = 0;
+        self.num_ooms = 0;
+        self.num_sync_all_streams = 0;
+        self.num_device_alloc = 0;
+        self.num_device_free = 0;
+        self.num_cache_hits = 0;
+        self.num_cache_misses = 0;
+        self.cpu_to_gpu = 0;
+        self.gpu_to_cpu = 0;
+    }
+
+    /// Every statistic as PyTorch's flat `memory_stats()` keys, sorted by key.
+    pub fn flat(&self) -> Vec<(String, u64)> {
+        let zero = Metric::default();
+        let metrics = [
+            ("active", &self.active),
+            ("active_bytes", &self.active_bytes),
+            ("allocated_bytes", &self.allocated_bytes),
+            ("allocation", &self.allocation),
+            ("inactive_split", &zero),
+            ("inactive_split_bytes", &zero),
+            ("requested_bytes", &self.requested_bytes),
+            ("reserved_bytes", &self.reserved_bytes),
+            ("segment", &self.segment),
+        ];
+        let mut keys = Vec::new();
+        for (name, metric) in metrics {
+            for scope in Scope::ALL {
+                let gauge = metric.get(scope);
+                for (field, value) in [
+                    ("allocated", gauge.allocated),
+                    ("current", gauge.current),
+                    ("freed", gauge.freed),
+                    ("peak", gauge.peak),
+                ] {
+                    keys.push((format!("{name}.{}.{field}", scope.name()), value));
+                }
+            }
+        }
+        keys.extend([
+            ("num_alloc_retries".to_string(), self.num_alloc_retries),
+            ("num_cache_hits".to_string(), self.num_cache_hits),
+            ("num_cache_misses".to_string(), self.num_cache_misses),
+            ("num_device_alloc".to_string(), self.num_device_alloc),
+            ("num_device_free".to_string(), self.num_device_free),
+            ("num_ooms".to_string(), self.num_ooms),
+            (
+                "num_sync_all_streams".to_string(),
+                self.num_sync_all_streams,
+            ),
+            ("transfer_bytes.cpu_to_gpu".to_string(), self.cpu_to_gpu),
+            ("transfer_bytes.gpu_to_cpu".to_string(), self.gpu_to_cpu),
+        ]);
+        keys.sort();
+        keys
+    }
 }
 
 #[cfg(test)]
@@ -98,16 +263,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn peak_of_all_is_the_peak_of_the_sum() {
-        record_alloc(Device::Cpu, 100);
-        record_free(Device::Cpu, 100);
-        record_alloc(Device::Gpu, 60);
-        let s = stats();
-        assert_eq!(s.all.peak, 100, "never more than 100 bytes lived at once");
-        assert_eq!(s.cpu.peak + s.gpu.peak, 160);
+    fn a_block_counts_in_all_its_pool_and_its_device() {
+        let mut s = Stats::default();
+        s.segment_alloc(Device::Gpu, Pool::Large, 4 << 20);
+        s.activate(Device::Gpu, Pool::Large, 4 << 20, 4_000_000);
+        s.segment_alloc(Device::Cpu, Pool::Small, 256);
+        s.activate(Device::Cpu, Pool::Small, 256, 100);
+        let bytes = |scope| s.active_bytes.get(scope).current;
+        assert_eq!(bytes(Scope::All), (4 << 20) + 256);
+        assert_eq!(bytes(Scope::LargePool), 4 << 20);
+        assert_eq!(bytes(Scope::SmallPool), 256);
+        assert_eq!(bytes(Scope::Gpu), 4 << 20);
+        assert_eq!(bytes(Scope::Cpu), 256);
+        assert_eq!(s.requested_bytes.get(Scope::All).current, 4_000_100);
+        s.deactivate(Device::Gpu, Pool::Large, 4 << 20, 4_000_000);
+        assert_eq!(s.active_bytes.get(Scope::All).current, 256);
+        assert_eq!(s.active_bytes.get(Scope::All).peak, (4 << 20) + 256);
         assert_eq!(
-            (s.all.allocated, s.all.freed, s.all.current),
-            (160, 100, 60)
+            s.reserved_bytes.get(Scope::All).current,
+            (4 << 20) + 256,
+            "still cached"
+        );
+    }
+
+    #[test]
+    fn resets_keep_current_values() {
+        let mut s = Stats::default();
+        s.segment_alloc(Device::Cpu, Pool::Small, 512);
+        s.activate(Device::Cpu, Pool::Small, 512, 512);
+        s.deactivate(Device::Cpu, Pool::Small, 512, 512);
+        s.activate(Device::Cpu, Pool::Small, 512, 512);
+        s.reset_peaks();
+        s.reset_accumulated();
+        let g = s.active_bytes.get(Scope::All);
+        assert_eq!((g.current, g.peak, g.allocated, g.freed), (512, 512, 0, 0));
+        assert_eq!(s.num_device_alloc, 0);
+    }
+
+    #[test]
+    fn flat_keys_are_sorted_and_complete() {
+        let keys = Stats::default().flat();
+        assert_eq!(keys.len(), 9 * 5 * 4 + 9);
+        assert!(keys.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(
+            keys.iter()
+                .any(|(k, _)| k == "reserved_bytes.small_pool.peak")
         );
     }
 }

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::grid_for;
+use crate::memory::allocator::GpuBuffer;
 use crate::shape::{collapse_dims, numel};
 
 pub const PRELUDE: &str = include_str!("../kernels/elementwise.wgsl");
@@ -19,7 +20,7 @@ const MAX_OPERANDS: usize = 3;
 
 /// One operand: its buffer and its offset and strides over the output shape.
 pub struct Operand<'a> {
-    pub buffer: &'a wgpu::Buffer,
+    pub buffer: &'a GpuBuffer,
     pub strides: Vec<isize>,
     pub offset: usize,
 }
@@ -33,7 +34,7 @@ pub fn dispatch(
     source: impl FnOnce() -> String,
     shape: &[usize],
     operands: &[Operand],
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let out = create_storage(gpu, numel(shape))?;
     record(gpu, batch, key, source, shape, operands, None, &out)?;
     Ok(out)
@@ -58,7 +59,7 @@ pub fn record(
     shape: &[usize],
     operands: &[Operand],
     placement: Option<Placement>,
-    out: &wgpu::Buffer,
+    out: &GpuBuffer,
 ) -> Result<()> {
     let len = numel(shape);
     if len == 0 {
@@ -74,7 +75,7 @@ pub fn record(
         offsets.push(p.offset);
     }
     let params = dims_words(key, shape, &strides, &offsets)?;
-    let mut buffers: Vec<&wgpu::Buffer> = operands.iter().map(|o| o.buffer).collect();
+    let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     buffers.push(out);
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
     batch.dispatch(&pipeline, key, &params, &buffers, (x, y, 1));

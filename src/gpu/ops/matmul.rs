@@ -6,6 +6,7 @@ use std::cell::Cell;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::memory::allocator::GpuBuffer;
 
 const WORKGROUP_TILED: &str = include_str!("../kernels/matmul.wgsl");
 const REGISTER_TILED: &str = include_str!("../kernels/matmul_registers.wgsl");
@@ -79,7 +80,7 @@ impl MatmulChoice {
 /// A matrix operand: its buffer, the offset of its first matrix, and the distance between
 /// matrices (0 when broadcast across the batch).
 pub struct MatrixOperand<'a> {
-    pub buffer: &'a wgpu::Buffer,
+    pub buffer: &'a GpuBuffer,
     pub offset: usize,
     pub batch_stride: usize,
 }
@@ -95,7 +96,7 @@ pub fn dispatch(
     k: usize,
     a: MatrixOperand,
     b: MatrixOperand,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let out = create_storage(gpu, batch * m * n)?;
     if batch * m * n == 0 {
         return Ok(out);

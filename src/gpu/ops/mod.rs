@@ -15,6 +15,7 @@ use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::CommandBatch;
+use crate::memory::allocator::GpuBuffer;
 use crate::primitive::{Primitive, UnaryOp};
 use crate::shape::Layout;
 use elementwise::Operand;
@@ -24,7 +25,7 @@ pub const WORKGROUP_SIZE: u32 = 256;
 
 /// An input's GPU buffer and layout.
 pub struct GpuInput<'a> {
-    pub buffer: &'a wgpu::Buffer,
+    pub buffer: &'a GpuBuffer,
     pub layout: &'a Layout,
 }
 
@@ -35,7 +36,7 @@ pub fn eval(
     node: &Array,
     inputs: &[Array],
     data: &[GpuInput],
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     // Unevaluated nodes always have a primitive: only arrays made from data lack one.
     let primitive = node
         .primitive()
@@ -106,7 +107,7 @@ fn elementwise_node(
     data: &[GpuInput],
     key: &str,
     source: impl FnOnce() -> String,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let operands: Vec<Operand> = inputs
         .iter()
         .zip(data)
@@ -127,7 +128,7 @@ fn concatenate(
     axis: usize,
     inputs: &[Array],
     data: &[GpuInput],
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let out = crate::gpu::encoder::create_storage(gpu, node.size())?;
     let out_strides = crate::shape::contiguous_strides(node.shape());
     let mut start = 0;
@@ -177,7 +178,7 @@ fn contiguous(
     batch: &mut CommandBatch,
     input: &Array,
     data: &GpuInput,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let dtype = input.dtype();
     let copy = Operand {
         buffer: data.buffer,
@@ -206,7 +207,7 @@ fn eval_matmul(
     node: &Array,
     inputs: &[Array],
     data: &[GpuInput],
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let mut copies = Vec::new();
     let mut placement = Vec::new();
     for (x, d) in inputs.iter().zip(data) {

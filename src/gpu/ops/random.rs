@@ -5,6 +5,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::MATH;
 use crate::gpu::ops::grid_for;
+use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Distribution;
 
 const KERNEL: &str = include_str!("../kernels/random.wgsl");
@@ -21,7 +22,7 @@ pub fn dispatch(
     key: [u32; 2],
     distribution: Distribution,
     len: usize,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let out = create_storage(gpu, len)?;
     if len == 0 {
         return Ok(out);

@@ -6,6 +6,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::{MATH, wgsl_type};
 use crate::gpu::ops::grid_for;
+use crate::memory::allocator::GpuBuffer;
 use crate::primitive::ReduceOp;
 
 const KERNEL: &str = include_str!("../kernels/reduce.wgsl");
@@ -22,10 +23,10 @@ pub fn dispatch(
     batch: &mut CommandBatch,
     op: ReduceOp,
     dtype: DType,
-    input: &wgpu::Buffer,
+    input: &GpuBuffer,
     rows: usize,
     row_len: usize,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     if rows == 0 {
         return create_storage(gpu, 0);
     }
@@ -52,11 +53,11 @@ fn pass(
     batch: &mut CommandBatch,
     op: ReduceOp,
     dtype: DType,
-    input: &wgpu::Buffer,
+    input: &GpuBuffer,
     rows: usize,
     row_len: usize,
     chunks: Option<usize>,
-) -> Result<wgpu::Buffer> {
+) -> Result<GpuBuffer> {
     let slots = rows * chunks.unwrap_or(1);
     let out = create_storage(gpu, slots)?;
     let entry = if chunks.is_some() {

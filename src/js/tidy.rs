@@ -1,0 +1,90 @@
+//! `tidy(fn)`: disposes every `NDArray` created while `fn` runs, except those it returns.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::Error;
+use crate::js::error::{JsResult, to_js};
+use crate::js::ndarray::NdArray;
+
+thread_local! {
+    /// The handles created in each open `tidy`, innermost last.
+    static SCOPES: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Notes a new `NDArray` in the innermost open `tidy`.
+pub(crate) fn created(handle: u32) {
+    SCOPES.with(|scopes| {
+        if let Some(scope) = scopes.borrow_mut().last_mut() {
+            scope.push(handle);
+        }
+    });
+}
+
+/// Calls `fn` and returns what it returns. Every `NDArray` created meanwhile is disposed
+/// unless the result holds it (itself, or inside arrays and plain objects); kept ones belong
+/// to the enclosing `tidy`, if any. If `fn` throws, everything it created is disposed. `fn`
+/// must be synchronous: a returned promise is a `ValueError`, and its arrays are kept.
+#[wasm_bindgen]
+pub fn tidy(
+    #[wasm_bindgen(unchecked_param_type = "() => any")] f: &js_sys::Function,
+) -> JsResult<JsValue> {
+    SCOPES.with(|scopes| scopes.borrow_mut().push(Vec::new()));
+    let result = f.call0(&JsValue::UNDEFINED);
+    let scope = SCOPES.with(|scopes| scopes.borrow_mut().pop().unwrap_or_default());
+    let value = match result {
+        Ok(value) => value,
+        Err(err) => {
+            scope.into_iter().for_each(NdArray::dispose_handle);
+            return Err(err);
+        }
+    };
+    if value.is_instance_of::<js_sys::Promise>() {
+        scope.into_iter().for_each(created);
+        return Err(to_js(Error::Value(
+            "tidy: fn returned a promise; tidy needs a synchronous function (nothing was disposed)"
+                .into(),
+        )));
+    }
+    let mut keep = HashSet::new();
+    handles_in(&value, &mut keep, 0);
+    for handle in scope {
+        if keep.contains(&handle) {
+            created(handle);
+        } else {
+            NdArray::dispose_handle(handle);
+        }
+    }
+    Ok(value)
+}
+
+/// Collects the handles of the `NDArray`s in `value`: itself, or inside arrays and plain
+/// objects, to a bounded depth (a cyclic object cannot loop).
+fn handles_in(value: &JsValue, keep: &mut HashSet<u32>, depth: usize) {
+    if depth > 32 || !value.is_object() {
+        return;
+    }
+    if let Some(handle) = js_sys::Reflect::get(value, &"__handle".into())
+        .ok()
+        .and_then(|h| h.as_f64())
+    {
+        keep.insert(handle as u32);
+        return;
+    }
+    if js_sys::Array::is_array(value) {
+        for item in js_sys::Array::from(value).iter() {
+            handles_in(&item, keep, depth + 1);
+        }
+        return;
+    }
+    let object: &js_sys::Object = value.unchecked_ref();
+    let proto = js_sys::Object::get_prototype_of(object);
+    let plain = js_sys::Object::get_prototype_of(&js_sys::Object::new());
+    if proto.is_null() || js_sys::Object::is(&proto, &plain) {
+        for item in js_sys::Object::values(object).iter() {
+            handles_in(&item, keep, depth + 1);
+        }
+    }
+}

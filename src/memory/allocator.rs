@@ -1,0 +1,568 @@
+//! The allocator: every buffer the runtime holds comes from here and returns here.
+//!
+//! - GPU buffers (array storage, readback staging, uniforms, timestamp resolves) are rounded
+//!   to their pool's granularity and, when freed, kept in a least-recently-used cache for reuse
+//!   under the [`Policy`]. The cache is bounded by the cache limit.
+//! - Host (wasm) copies are counted the same way but not cached: wasm's own allocator already
+//!   reuses freed memory at no cost, and a cache would only hide memory from it.
+//! - A GPU buffer that unsubmitted work still references is not freed until that work is
+//!   submitted: the command batch holds it (see `CommandBatch`), so no later upload or
+//!   dispatch can reuse it too early.
+//! - The memory limit bounds active bytes (live copies on both devices). A request past it
+//!   first trims the cache and drops copies that the other device can re-derive; the scheduler
+//!   then flushes and waits for in-flight work and retries once; only then does the request
+//!   fail with `MemoryLimitError`. Cached buffers do not count as active, but the cache is
+//!   trimmed so that active plus cached bytes stay within the limit as well.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::error::{Error, Result};
+use crate::memory::policy::{Policy, Pool, rounded};
+use crate::memory::stats::{Scope, Stats};
+use crate::stream::{Device, Stream};
+
+/// What a GPU buffer is for; the cache only reuses a buffer for the same purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Usage {
+    Storage,
+    Readback,
+    Uniform,
+    QueryResolve,
+}
+
+impl Usage {
+    fn wgpu(self) -> wgpu::BufferUsages {
+        use wgpu::BufferUsages as U;
+        match self {
+            Usage::Storage => U::STORAGE | U::COPY_SRC | U::COPY_DST,
+            Usage::Readback => U::MAP_READ | U::COPY_DST,
+            Usage::Uniform => U::UNIFORM | U::COPY_DST,
+            Usage::QueryResolve => U::QUERY_RESOLVE | U::COPY_SRC,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Usage::Storage => "storage",
+            Usage::Readback => "readback",
+            Usage::Uniform => "uniform",
+            Usage::QueryResolve => "query-resolve",
+        }
+    }
+}
+
+/// A live GPU buffer, shared by the storages and batches that use it.
+pub type GpuBuffer = Rc<GpuBlock>;
+
+/// A live GPU buffer; it goes back to the allocator when dropped.
+#[derive(Debug)]
+pub struct GpuBlock {
+    id: u64,
+    buffer: wgpu::Buffer,
+    device: wgpu::Device,
+    usage: Usage,
+    pool: Pool,
+    size: u64,
+    requested: u64,
+    /// Set when the buffer must not be reused (a readback abandoned while mapped).
+    discard: std::cell::Cell<bool>,
+}
+
+impl GpuBlock {
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    /// The bytes asked for (the buffer may be bigger).
+    pub fn requested(&self) -> u64 {
+        self.requested
+    }
+
+    /// Makes the allocator destroy the buffer instead of caching it.
+    pub fn discard(&self) {
+        self.discard.set(true);
+    }
+}
+
+impl Drop for GpuBlock {
+    fn drop(&mut self) {
+        let cached = Cached {
+            device: self.device.clone(),
+            usage: self.usage,
+            pool: self.pool,
+            size: self.size,
+            requested: self.requested,
+            buffer: self.buffer.clone(),
+            id: self.id,
+        };
+        let discard = self.discard.get();
+        // At thread exit the allocator may be gone; the buffer is then freed with the device.
+        let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_gpu(cached, discard));
+    }
+}
+
+/// A live host copy: an array's words in wasm (or native) memory, counted as CPU memory.
+#[derive(Debug)]
+pub struct HostBlock {
+    id: u64,
+    words: Vec<u32>,
+    pool: Pool,
+    size: u64,
+}
+
+impl std::ops::Deref for HostBlock {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        &self.words
+    }
+}
+
+impl Drop for HostBlock {
+    fn drop(&mut self) {
+        let (id, pool, size, requested) =
+            (self.id, self.pool, self.size, self.words.len() as u64 * 4);
+        let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_host(id, pool, size, requested));
+    }
+}
+
+/// A freed GPU buffer kept for reuse.
+#[derive(Debug)]
+struct Cached {
+    device: wgpu::Device,
+    usage: Usage,
+    pool: Pool,
+    size: u64,
+    requested: u64,
+    buffer: wgpu::Buffer,
+    id: u64,
+}
+
+/// What `memorySnapshot` reports of a live block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveBlock {
+    pub id: u64,
+    pub device: Device,
+    pub usage: Option<Usage>,
+    pub size: u64,
+    pub requested: u64,
+    pub stream: Option<Stream>,
+    pub op: &'static str,
+}
+
+/// One record of [`snapshot`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotEntry {
+    pub block: LiveBlock,
+    /// `"active"` or `"cached"`.
+    pub state: &'static str,
+}
+
+/// The cache limit when none is set: a page that never sets one still has a bound.
+pub const DEFAULT_CACHE_LIMIT: u64 = 1 << 30;
+
+struct Allocator {
+    policy: Policy,
+    /// Oldest first.
+    cache: Vec<Cached>,
+    cache_bytes: u64,
+    cache_limit: u64,
+    memory_limit: Option<u64>,
+    stats: Stats,
+    live: HashMap<u64, LiveBlock>,
+    next_id: u64,
+    /// The node being evaluated, for snapshots.
+    context: Option<(Stream, &'static str)>,
+    /// Set while the scheduler can still flush and retry, so a failure is not yet an OOM.
+    retry_pending: bool,
+}
+
+impl Drop for Allocator {
+    /// Cached buffers still here at thread exit are leaked rather than dropped: wgpu's own
+    /// thread-locals may already be gone. Contexts empty their share of the cache when they
+    /// drop ([`release_device`]), so this only happens to buffers of contexts still alive.
+    fn drop(&mut self) {
+        for cached in self.cache.drain(..) {
+            std::mem::forget(cached);
+        }
+    }
+}
+
+thread_local! {
+    static ALLOCATOR: RefCell<Allocator> = RefCell::new(Allocator {
+        policy: Policy::BestFit,
+        cache: Vec::new(),
+        cache_bytes: 0,
+        cache_limit: DEFAULT_CACHE_LIMIT,
+        memory_limit: None,
+        stats: Stats::default(),
+        live: HashMap::new(),
+        next_id: 1,
+        context: None,
+        retry_pending: false,
+    });
+}
+
+fn with<T>(f: impl FnOnce(&mut Allocator) -> T) -> T {
+    ALLOCATOR.with(|a| f(&mut a.borrow_mut()))
+}
+
+impl Allocator {
+    fn active(&self) -> u64 {
+        self.stats.active_bytes.get(Scope::All).current
+    }
+
+    /// Whether `size` more active bytes fit under the limit.
+    fn fits_limit(&self, size: u64) -> bool {
+        self.memory_limit
+            .is_none_or(|limit| self.active() + size <= limit)
+    }
+
+    fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn live_block(
+        &self,
+        id: u64,
+        device: Device,
+        usage: Option<Usage>,
+        size: u64,
+        requested: u64,
+    ) -> LiveBlock {
+        LiveBlock {
+            id,
+            device,
+            usage,
+            size,
+            requested,
+            stream: self.context.map(|(s, _)| s),
+            op: self.context.map_or("data", |(_, op)| op),
+        }
+    }
+
+    /// The best cached buffer for a request, taken out of the cache.
+    fn take_cached(
+        &mut self,
+        device: &wgpu::Device,
+        usage: Usage,
+        pool: Pool,
+        size: u64,
+    ) -> Option<Cached> {
+        let policy = self.policy;
+        let index = self
+            .cache
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.usage == usage
+                    && c.pool == pool
+                    && &c.device == device
+                    && policy.fits(c.size, size, pool)
+                    && self.fits_limit(c.size)
+            })
+            .min_by_key(|(_, c)| c.size)
+            .map(|(i, _)| i)?;
+        let cached = self.cache.remove(index);
+        self.cache_bytes -= cached.size;
+        Some(cached)
+    }
+
+    /// Destroys the oldest cached buffers until `keep` holds.
+    fn evict_while(&mut self, keep: impl Fn(&Allocator) -> bool) -> u64 {
+        let mut freed = 0;
+        while !self.cache.is_empty() && !keep(self) {
+            let oldest = self.cache.remove(0);
+            self.cache_bytes -= oldest.size;
+            freed += oldest.size;
+            self.stats
+                .segment_free(Device::Gpu, oldest.pool, oldest.size);
+            oldest.buffer.destroy();
+        }
+        freed
+    }
+
+    fn release_gpu(&mut self, block: Cached, discard: bool) {
+        self.live.remove(&block.id);
+        self.stats
+            .deactivate(Device::Gpu, block.pool, block.size, block.requested);
+        let cacheable = !discard && self.policy != Policy::None && block.usage != Usage::Uniform;
+        if !cacheable || block.size > self.cache_limit {
+            self.stats.segment_free(Device::Gpu, block.pool, block.size);
+            block.buffer.destroy();
+            return;
+        }
+        self.cache_bytes += block.size;
+        self.cache.push(block);
+        self.evict_while(|a| a.cache_bytes <= a.cache_limit && a.within_limit_with_cache());
+    }
+
+    /// Whether active plus cached bytes stay within the memory limit.
+    fn within_limit_with_cache(&self) -> bool {
+        self.memory_limit
+            .is_none_or(|limit| self.active() + self.cache_bytes <= limit)
+    }
+
+    fn release_host(&mut self, id: u64, pool: Pool, size: u64, requested: u64) {
+        self.live.remove(&id);
+        self.stats.deactivate(Device::Cpu, pool, size, requested);
+        self.stats.segment_free(Device::Cpu, pool, size);
+    }
+
+    fn limit_error(&mut self, what: &str, size: u64) -> Error {
+        if !self.retry_pending {
+            self.stats.num_ooms += 1;
+        }
+        Error::MemoryLimit(format!(
+            "{what}: {size} more bytes would exceed the memory limit: active {} bytes, cache {} bytes, limit {} bytes",
+            self.active(),
+            self.cache_bytes,
+            self.memory_limit.unwrap_or(u64::MAX)
+        ))
+    }
+}
+
+/// Makes room for `size` active bytes: trims the cache, then drops copies that the other
+/// device can re-derive. Fails if the limit still does not allow it.
+fn ensure_room(what: &str, size: u64) -> Result<()> {
+    if with(|a| a.fits_limit(size)) {
+        return Ok(());
+    }
+    with(|a| a.evict_while(|_| false));
+    // Dropping copies returns their blocks here, so the allocator must not be borrowed.
+    crate::storage::drop_redundant_copies(Device::Gpu);
+    with(|a| {
+        if a.fits_limit(size) {
+            Ok(())
+        } else {
+            Err(a.limit_error(what, size))
+        }
+    })
+}
+
+/// A GPU buffer of at least `requested` bytes for `usage`, from the cache when one fits.
+pub fn alloc_gpu(
+    device: &wgpu::Device,
+    max_buffer_size: u64,
+    usage: Usage,
+    requested: u64,
+) -> Result<GpuBuffer> {
+    let pool = Pool::of(requested);
+    let size = rounded(requested);
+    if size > max_buffer_size {
+        with(|a| a.stats.num_ooms += 1);
+        return Err(Error::MemoryLimit(format!(
+            "a GPU buffer of {requested} bytes exceeds the adapter's maxBufferSize of {max_buffer_size} bytes"
+        )));
+    }
+    ensure_room("allocating GPU memory", size)?;
+    with(|a| {
+        let cached = a.take_cached(device, usage, pool, size);
+        let (buffer, size) = match cached {
+            Some(cached) => {
+                a.stats.num_cache_hits += 1;
+                (cached.buffer, cached.size)
+            }
+            None => {
+                a.stats.num_cache_misses += 1;
+                a.evict_while(|a| {
+                    a.memory_limit
+                        .is_none_or(|l| a.active() + a.cache_bytes + size <= l)
+                });
+                let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(usage.name()),
+                    size,
+                    usage: usage.wgpu(),
+                    mapped_at_creation: false,
+                });
+                a.stats.segment_alloc(Device::Gpu, pool, size);
+                (buffer, size)
+            }
+        };
+        a.stats.activate(Device::Gpu, pool, size, requested);
+        let id = a.new_id();
+        let live = a.live_block(id, Device::Gpu, Some(usage), size, requested);
+        a.live.insert(id, live);
+        Ok(Rc::new(GpuBlock {
+            id,
+            buffer,
+            device: device.clone(),
+            usage,
+            pool,
+            size,
+            requested,
+            discard: std::cell::Cell::new(false),
+        }))
+    })
+}
+
+/// Counts `words` as a live host copy, within the memory limit.
+pub fn host_block(words: Vec<u32>) -> Result<HostBlock> {
+    let requested = words.len() as u64 * 4;
+    let pool = Pool::of(requested);
+    let size = rounded(requested);
+    ensure_room("allocating host memory", size)?;
+    Ok(with(|a| {
+        a.stats.segment_alloc(Device::Cpu, pool, size);
+        a.stats.activate(Device::Cpu, pool, size, requested);
+        let id = a.new_id();
+        let live = a.live_block(id, Device::Cpu, None, size, requested);
+        a.live.insert(id, live);
+        HostBlock {
+            id,
+            words,
+            pool,
+            size,
+        }
+    }))
+}
+
+/// Records `bytes` copied to `to` from the other device.
+pub fn record_transfer(to: Device, bytes: u64) {
+    with(|a| a.stats.transfer(to, bytes));
+}
+
+/// The statistics now.
+pub fn stats() -> Stats {
+    with(|a| a.stats)
+}
+
+/// Bytes of freed buffers kept for reuse.
+pub fn cache_bytes() -> u64 {
+    with(|a| a.cache_bytes)
+}
+
+/// Sets the memory limit (`None` removes it) and returns the previous one.
+pub fn set_memory_limit(limit: Option<u64>) -> Option<u64> {
+    with(|a| {
+        let previous = std::mem::replace(&mut a.memory_limit, limit);
+        a.evict_while(|a| a.within_limit_with_cache());
+        previous
+    })
+}
+
+pub fn memory_limit() -> Option<u64> {
+    with(|a| a.memory_limit)
+}
+
+/// Sets the cache limit and returns the previous one; `0` disables caching.
+pub fn set_cache_limit(limit: u64) -> u64 {
+    with(|a| {
+        let previous = std::mem::replace(&mut a.cache_limit, limit);
+        a.evict_while(|a| a.cache_bytes <= a.cache_limit);
+        previous
+    })
+}
+
+pub fn cache_limit() -> u64 {
+    with(|a| a.cache_limit)
+}
+
+/// Destroys the cached buffers of `device`, which is going away.
+pub fn release_device(device: &wgpu::Device) {
+    with(|a| {
+        let (gone, kept): (Vec<Cached>, Vec<Cached>) = std::mem::take(&mut a.cache)
+            .into_iter()
+            .partition(|c| &c.device == device);
+        a.cache = kept;
+        for cached in gone {
+            a.cache_bytes -= cached.size;
+            a.stats.segment_free(Device::Gpu, cached.pool, cached.size);
+            cached.buffer.destroy();
+        }
+    });
+}
+
+/// Destroys every cached buffer and returns the bytes freed.
+pub fn clear_cache() -> u64 {
+    with(|a| a.evict_while(|_| false))
+}
+
+/// Changes the reuse policy. Allowed only while nothing is allocated, as PyTorch requires.
+pub fn set_policy(policy: Policy) -> Result<()> {
+    with(|a| {
+        let live = a.stats.allocation.get(Scope::All).current;
+        if live > 0 && a.policy != policy {
+            return Err(Error::Value(format!(
+                "changeCurrentAllocator: {live} blocks are allocated; the policy can only change while none is"
+            )));
+        }
+        a.evict_while(|_| false);
+        a.policy = policy;
+        Ok(())
+    })
+}
+
+pub fn policy() -> Policy {
+    with(|a| a.policy)
+}
+
+/// Every peak becomes its current value.
+pub fn reset_peak_stats() {
+    with(|a| a.stats.reset_peaks());
+}
+
+/// Totals and event counters restart from zero.
+pub fn reset_accumulated_stats() {
+    with(|a| a.stats.reset_accumulated());
+}
+
+/// Runs `f` with the node `(stream, op)` recorded as the owner of what it allocates.
+pub fn in_context<T>(stream: Stream, op: &'static str, f: impl FnOnce() -> T) -> T {
+    let previous = with(|a| a.context.replace((stream, op)));
+    let result = f();
+    with(|a| a.context = previous);
+    result
+}
+
+/// Runs `f` as an attempt that the scheduler may retry after flushing, so a limit failure
+/// inside it is not yet counted as an OOM.
+pub fn as_retryable<T>(f: impl FnOnce() -> T) -> T {
+    let previous = with(|a| std::mem::replace(&mut a.retry_pending, true));
+    let result = f();
+    with(|a| a.retry_pending = previous);
+    result
+}
+
+/// Counts a retry after flushing and waiting.
+pub fn record_retry() {
+    with(|a| a.stats.num_alloc_retries += 1);
+}
+
+/// Counts an allocation that failed for good after a retry.
+pub fn record_oom() {
+    with(|a| a.stats.num_ooms += 1);
+}
+
+/// Counts a wait for every stream (`synchronize()` with no stream).
+pub fn record_sync_all_streams() {
+    with(|a| a.stats.num_sync_all_streams += 1);
+}
+
+/// One record per live and cached block, live ones first, each in allocation order.
+pub fn snapshot() -> Vec<SnapshotEntry> {
+    with(|a| {
+        let mut live: Vec<_> = a.live.values().cloned().collect();
+        live.sort_by_key(|b| b.id);
+        let active = live.into_iter().map(|block| SnapshotEntry {
+            block,
+            state: "active",
+        });
+        let cached = a.cache.iter().map(|c| SnapshotEntry {
+            block: LiveBlock {
+                id: c.id,
+                device: Device::Gpu,
+                usage: Some(c.usage),
+                size: c.size,
+                requested: c.requested,
+                stream: None,
+                op: "",
+            },
+            state: "cached",
+        });
+        active.chain(cached).collect()
+    })
+}

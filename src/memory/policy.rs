@@ -1,0 +1,136 @@
+//! Size classes, rounding, and the rules that decide whether a cached buffer serves a request.
+
+/// Requests under this many bytes go to the small pool.
+pub const SMALL_POOL_LIMIT: u64 = 1 << 20;
+/// Small-pool sizes are rounded up to a multiple of this (WebGPU's largest common alignment).
+pub const SMALL_ROUNDING: u64 = 256;
+/// Large-pool sizes are rounded up to a multiple of this.
+pub const LARGE_ROUNDING: u64 = 64 << 10;
+
+/// The two size classes, as PyTorch names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pool {
+    Small,
+    Large,
+}
+
+impl Pool {
+    /// The pool of a request of `bytes`.
+    pub fn of(bytes: u64) -> Pool {
+        if bytes < SMALL_POOL_LIMIT {
+            Pool::Small
+        } else {
+            Pool::Large
+        }
+    }
+
+    /// The granularity sizes in this pool are rounded to.
+    pub fn rounding(self) -> u64 {
+        match self {
+            Pool::Small => SMALL_ROUNDING,
+            Pool::Large => LARGE_ROUNDING,
+        }
+    }
+
+    /// PyTorch's key name: `small_pool` or `large_pool`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::Small => "small_pool",
+            Pool::Large => "large_pool",
+        }
+    }
+}
+
+/// The size a request of `bytes` is given: at least one rounding unit, rounded up to the
+/// granularity of the request's pool (which the block keeps, whatever its rounded size).
+///
+/// ```
+/// use tandem::memory::policy::rounded;
+/// assert_eq!(rounded(1), 256);
+/// assert_eq!(rounded(4 << 20), 4 << 20);
+/// assert_eq!(rounded((1 << 20) + 1), (1 << 20) + (64 << 10));
+/// ```
+pub fn rounded(bytes: u64) -> u64 {
+    let unit = Pool::of(bytes).rounding();
+    bytes.max(1).div_ceil(unit) * unit
+}
+
+/// How freed buffers are reused (`changeCurrentAllocator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// MLX's rule: the smallest cached buffer at least as big as the request and smaller than
+    /// both twice the request and the request plus two rounding units.
+    BestFit,
+    /// Only a cached buffer of exactly the request's rounded size.
+    Exact,
+    /// No cache: freed buffers are destroyed.
+    None,
+}
+
+impl Policy {
+    /// `"best-fit"`, `"exact"` or `"none"`.
+    pub fn parse(name: &str) -> Option<Policy> {
+        match name {
+            "best-fit" => Some(Policy::BestFit),
+            "exact" => Some(Policy::Exact),
+            "none" => Some(Policy::None),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::BestFit => "best-fit",
+            Policy::Exact => "exact",
+            Policy::None => "none",
+        }
+    }
+
+    /// Whether a cached buffer of `size` bytes may serve a request whose rounded size is
+    /// `request`, both of `pool`.
+    pub fn fits(self, size: u64, request: u64, pool: Pool) -> bool {
+        match self {
+            Policy::BestFit => {
+                size >= request && size < (2 * request).min(request + 2 * pool.rounding())
+            }
+            Policy::Exact => size == request,
+            Policy::None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_round_to_their_pools_granularity() {
+        assert_eq!(Pool::of(SMALL_POOL_LIMIT - 1), Pool::Small);
+        assert_eq!(Pool::of(SMALL_POOL_LIMIT), Pool::Large);
+        assert_eq!(rounded(0), 256, "even an empty request takes a unit");
+        assert_eq!(rounded(257), 512);
+        assert_eq!(rounded(SMALL_POOL_LIMIT - 1), SMALL_POOL_LIMIT);
+    }
+
+    #[test]
+    fn best_fit_reuses_within_two_units_and_under_twice_the_request() {
+        let fits = |size, request| Policy::BestFit.fits(size, request, Pool::of(request));
+        assert!(fits(1024, 1024));
+        assert!(fits(1280, 1024), "one unit over");
+        assert!(!fits(1536, 1024), "two units over");
+        assert!(!fits(512, 256), "twice the request");
+        assert!(!fits(768, 1024), "too small");
+        let mib = 1 << 20;
+        assert!(fits(4 * mib + LARGE_ROUNDING, 4 * mib));
+        assert!(!fits(4 * mib + 2 * LARGE_ROUNDING, 4 * mib));
+    }
+
+    #[test]
+    fn exact_and_none_policies() {
+        assert!(Policy::Exact.fits(1024, 1024, Pool::Small));
+        assert!(!Policy::Exact.fits(1280, 1024, Pool::Small));
+        assert!(!Policy::None.fits(1024, 1024, Pool::Small));
+        assert_eq!(Policy::parse("best-fit"), Some(Policy::BestFit));
+        assert_eq!(Policy::parse("lru"), None);
+    }
+}
