@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::Readback;
+use crate::gpu::readback::Readback;
 use crate::stream::Stream;
 
 /// One CPU node that ran.
@@ -131,7 +131,7 @@ impl Profiler {
     pub async fn finish(&self, gpu: Option<&GpuContext>) -> crate::Result<Report> {
         self.active.set(false);
         if let Some(gpu) = gpu {
-            crate::gpu::encoder::wait_idle(gpu).await?;
+            crate::gpu::readback::wait_idle(gpu).await?;
         }
         let cpu = std::mem::take(&mut *self.cpu.borrow_mut());
         let pending = std::mem::take(&mut *self.gpu.borrow_mut());

@@ -18,7 +18,8 @@ use std::rc::Rc;
 
 use crate::array::{Array, Data};
 use crate::error::{Error, Result};
-use crate::gpu::encoder::{CommandBatch, Readback};
+use crate::gpu::encoder::CommandBatch;
+use crate::gpu::readback::Readback;
 use crate::memory::allocator;
 use crate::primitive::Primitive;
 use crate::profile::now_ms;
@@ -34,7 +35,7 @@ pub async fn evaluate(runtime: &Runtime, outputs: &[Array]) -> Result<()> {
     run.evaluate(outputs).await?;
     run.submit();
     match (runtime.gpu(), run.submitted_gpu_work()) {
-        (Some(gpu), true) => crate::gpu::encoder::wait_idle(gpu).await,
+        (Some(gpu), true) => crate::gpu::readback::wait_idle(gpu).await,
         _ => Ok(()),
     }
 }
@@ -100,7 +101,7 @@ impl<'r> Run<'r> {
                     // in-flight work finish with them. Then try again, once per stall.
                     self.submit();
                     if let Some(gpu) = self.runtime.gpu() {
-                        crate::gpu::encoder::wait_idle(gpu).await?;
+                        crate::gpu::readback::wait_idle(gpu).await?;
                     }
                     allocator::record_retry();
                     retried = true;

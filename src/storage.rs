@@ -11,7 +11,8 @@ use std::rc::{Rc, Weak};
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{read_buffer, upload_words};
+use crate::gpu::encoder::upload_words;
+use crate::gpu::readback::read_buffer;
 use crate::memory::allocator::{GpuBuffer, HostBlock, host_block, record_transfer};
 use crate::stream::Device;
 

@@ -444,3 +444,79 @@ async fn sleep_ms(ms: i32) {
         .unchecked_into();
     JsFuture::from(promise).await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn init_runtime_limits_summary_snapshot_and_resets() {
+    let opts = options(&[
+        ("memoryLimit", (256.0 * MIB).into()),
+        ("cacheLimit", (32.0 * MIB).into()),
+    ]);
+    JsFuture::from(tandem::js::runtime::init_runtime(opts).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        get_memory_limit(),
+        256.0 * MIB,
+        "applied though the runtime had started"
+    );
+    assert_eq!(set_cache_limit(16.0 * MIB).unwrap(), 32.0 * MIB);
+    assert_eq!(
+        error_kind(set_memory_limit(-1.0).unwrap_err()),
+        "ValueError"
+    );
+
+    let a: JsValue = full(floats(&[1000.0]), 3.into(), JsValue::UNDEFINED)
+        .unwrap()
+        .into();
+    let b: JsValue = add(a.clone(), a.clone(), gpu()).unwrap().into();
+    eval(std::slice::from_ref(&b)).await;
+    let snapshot = memory_snapshot();
+    let ops: Vec<String> = snapshot
+        .iter()
+        .filter(|e| get(e, "state").as_string().as_deref() == Some("active"))
+        .map(|e| get(&e, "op").as_string().unwrap())
+        .collect();
+    assert!(
+        ops.iter().any(|op| op == "add"),
+        "b's buffer names its op: {ops:?}"
+    );
+    let b_block = snapshot
+        .iter()
+        .find(|e| get(e, "op").as_string().as_deref() == Some("add"))
+        .unwrap();
+    assert_eq!(get(&b_block, "requestedSize").as_f64(), Some(4000.0));
+    assert_eq!(get(&b_block, "size").as_f64(), Some(4096.0));
+    assert_eq!(get(&b_block, "device").as_string().as_deref(), Some("gpu"));
+    assert!(
+        get(&b_block, "stream")
+            .as_string()
+            .unwrap()
+            .starts_with("gpu:")
+    );
+
+    let info = get_memory_info();
+    let (free, total) = (
+        get(&info, "free").as_f64().unwrap(),
+        get(&info, "total").as_f64().unwrap(),
+    );
+    assert_eq!(total, 256.0 * MIB);
+    assert_eq!(free, total - get_active_memory());
+
+    let text = memory_summary();
+    assert!(
+        text.contains("Active memory") && text.contains("memory limit: 256 MiB"),
+        "{text}"
+    );
+
+    reset_accumulated_memory_stats();
+    assert_eq!(stat("num_device_alloc"), 0.0);
+    assert_eq!(stat("active_bytes.all.allocated"), 0.0);
+    assert_eq!(
+        stat("active_bytes.all.current"),
+        get_active_memory(),
+        "current values stay"
+    );
+    dispose(&a);
+    dispose(&b);
+    set_memory_limit(f64::INFINITY).unwrap();
+}

@@ -3,8 +3,8 @@
 use crate::error::{Error, Result};
 use std::cell::Cell;
 
-use crate::gpu::encoder::ParamRing;
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
+use crate::gpu::params::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.

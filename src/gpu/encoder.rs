@@ -1,4 +1,5 @@
-//! Command batching, uploads and readback.
+//! Command batching and uploads (readback is in `readback.rs`, the parameter ring in
+//! `params.rs`).
 //!
 //! Dispatches are recorded into one command encoder and submitted together: on WebGPU a submit
 //! costs several times a dispatch, so batching is what keeps small ops cheap.
@@ -8,58 +9,12 @@ use futures_channel::oneshot;
 use crate::error::{Error, Result};
 use std::rc::Rc;
 
+use crate::gpu::params::{PARAM_SLOT, PARAM_SLOTS};
+use crate::gpu::readback::{PendingMap, Readback};
+
 use crate::gpu::GpuContext;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
 use crate::profile::{Profiler, now_ms};
-
-/// Bytes per parameter block: 256 is a multiple of every adapter's
-/// `minUniformBufferOffsetAlignment`, and more than any kernel's parameters need.
-const PARAM_SLOT: u64 = 256;
-/// Parameter blocks in the ring; a batch that needs more is submitted and the ring reused.
-const PARAM_SLOTS: usize = 1024;
-
-/// One uniform buffer that holds every dispatch's parameters, read at a dynamic offset, so no
-/// dispatch creates a buffer of its own. A batch stages its blocks on the host and writes them
-/// with one `writeBuffer` (two when they wrap) just before it submits; the queue orders that
-/// write after all earlier submits, so a block can be reused once its batch is submitted.
-#[derive(Debug)]
-pub struct ParamRing {
-    buffer: GpuBuffer,
-    next: std::cell::Cell<usize>,
-}
-
-impl ParamRing {
-    pub fn new(device: &wgpu::Device, max_buffer_size: u64) -> Result<ParamRing> {
-        let bytes = PARAM_SLOT * PARAM_SLOTS as u64;
-        let buffer = alloc_gpu(device, max_buffer_size, Usage::Uniform, bytes)?;
-        Ok(ParamRing {
-            buffer,
-            next: std::cell::Cell::new(0),
-        })
-    }
-
-    /// The next block.
-    fn take_slot(&self) -> usize {
-        let slot = self.next.get();
-        self.next.set((slot + 1) % PARAM_SLOTS);
-        slot
-    }
-
-    /// Writes the staged blocks, which start at block `first` and may wrap past the end.
-    fn write(&self, queue: &wgpu::Queue, first: usize, staged: &[u32]) {
-        let words_per_slot = (PARAM_SLOT / 4) as usize;
-        let until_end = (PARAM_SLOTS - first) * words_per_slot;
-        let (head, tail) = staged.split_at(staged.len().min(until_end));
-        queue.write_buffer(
-            self.buffer.buffer(),
-            first as u64 * PARAM_SLOT,
-            bytemuck::cast_slice(head),
-        );
-        if !tail.is_empty() {
-            queue.write_buffer(self.buffer.buffer(), 0, bytemuck::cast_slice(tail));
-        }
-    }
-}
 
 thread_local! {
     static DISPATCHES_PER_SUBMIT: std::cell::Cell<usize> =
@@ -333,93 +288,6 @@ impl Drop for CommandBatch<'_> {
     }
 }
 
-/// A readback waiting for its batch's submit.
-struct PendingMap {
-    staging: GpuBuffer,
-    bytes: u64,
-    sender: oneshot::Sender<std::result::Result<(), wgpu::BufferAsyncError>>,
-    submission: Submission,
-}
-
-type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
-
-/// The submit that carries a readback's copy, once it has happened; native waits poll for it.
-type Submission = std::rc::Rc<std::cell::RefCell<Option<wgpu::SubmissionIndex>>>;
-
-/// A GPU buffer's elements on their way to the host.
-pub struct Readback {
-    staging: Option<GpuBuffer>,
-    words: usize,
-    done: oneshot::Receiver<MapResult>,
-    submission: Submission,
-    /// The mapping's outcome, once [`Readback::is_ready`] has seen it.
-    outcome: Option<std::result::Result<MapResult, oneshot::Canceled>>,
-}
-
-impl Readback {
-    fn new(staging: Option<GpuBuffer>, words: usize, done: oneshot::Receiver<MapResult>) -> Self {
-        Readback {
-            staging,
-            words,
-            done,
-            submission: Submission::default(),
-            outcome: None,
-        }
-    }
-
-    /// Whether the mapping has finished (or failed), without waiting.
-    pub fn is_ready(&mut self) -> bool {
-        if self.outcome.is_none() {
-            self.outcome = match self.done.try_recv() {
-                Ok(Some(result)) => Some(Ok(result)),
-                Ok(None) => None,
-                Err(canceled) => Some(Err(canceled)),
-            };
-        }
-        self.outcome.is_some()
-    }
-
-    /// Waits for the mapping and returns the elements; the staging buffer goes back to the
-    /// pool. Its batch must have been submitted.
-    pub async fn finish(mut self, gpu: &GpuContext) -> Result<Vec<u32>> {
-        let outcome = match self.outcome.take() {
-            Some(outcome) => outcome,
-            None => {
-                let index = self.submission.borrow().clone();
-                wait_for_callbacks(gpu, index);
-                (&mut self.done).await
-            }
-        };
-        outcome
-            .map_err(|_| Error::Device("readback: the device was lost before mapping".into()))?
-            .map_err(|e| Error::Device(format!("readback: mapping failed ({e})")))?;
-        let Some(staging) = self.staging.take() else {
-            return Ok(Vec::new());
-        };
-        let bytes = (self.words * 4) as u64;
-        let words = {
-            let view = staging
-                .buffer()
-                .slice(..bytes)
-                .get_mapped_range()
-                .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
-            bytemuck::cast_slice(&view).to_vec()
-        };
-        staging.buffer().unmap();
-        Ok(words)
-    }
-}
-
-impl Drop for Readback {
-    /// A readback dropped before it finished may leave its staging buffer mapped or about to
-    /// be, so the buffer must not be reused.
-    fn drop(&mut self) {
-        if let Some(staging) = &self.staging {
-            staging.discard();
-        }
-    }
-}
-
 /// A storage buffer for `words` elements that kernels write and readback copies from. WebGPU
 /// cannot bind an empty buffer, so an empty array still gets one word.
 pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<GpuBuffer> {
@@ -442,44 +310,6 @@ pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<GpuBuffer> {
             .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(words));
     }
     Ok(buffer)
-}
-
-/// Copies the first `words` elements of `buffer` back to the host. All work that writes the
-/// buffer must already be submitted. Natively this polls the device; in the browser it awaits
-/// the `mapAsync` promise and never blocks the thread.
-pub async fn read_buffer(gpu: &GpuContext, buffer: &GpuBuffer, words: usize) -> Result<Vec<u32>> {
-    let mut batch = CommandBatch::new(gpu);
-    let readback = batch.read_back(buffer, words)?;
-    batch.submit();
-    readback.finish(gpu).await
-}
-
-/// Resolves once every submitted command buffer has finished.
-pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
-    let (sender, receiver) = oneshot::channel();
-    gpu.queue.on_submitted_work_done(move || {
-        // The receiver is only dropped if the waiting future is, and then no one cares.
-        let _ = sender.send(());
-    });
-    wait_for_callbacks(gpu, None);
-    receiver
-        .await
-        .map_err(|_| Error::Device("synchronize: the device was lost".into()))
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn wait_for_callbacks(gpu: &GpuContext, submission: Option<wgpu::SubmissionIndex>) {
-    // Natively nothing else drives the device, so block until the submission (or, without
-    // one, all work) is done and its callbacks have run.
-    let _ = gpu.device.poll(wgpu::PollType::Wait {
-        submission_index: submission,
-        timeout: None,
-    });
-}
-
-#[cfg(target_arch = "wasm32")]
-fn wait_for_callbacks(_gpu: &GpuContext, _submission: Option<wgpu::SubmissionIndex>) {
-    // The browser's event loop runs the callback once the mapAsync promise resolves.
 }
 
 fn check_binding_size(gpu: &GpuContext, size: u64) -> Result<()> {

@@ -5,6 +5,8 @@
 pub mod context;
 pub mod encoder;
 pub mod ops;
+pub mod params;
 pub mod pipelines;
+pub mod readback;
 
 pub use context::{AdapterSummary, GpuContext};

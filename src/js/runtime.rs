@@ -31,6 +31,14 @@ thread_local! {
 #[wasm_bindgen(js_name = initRuntime, unchecked_return_type = "Promise<RuntimeInfo>")]
 pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     let options = runtime_options(&opts).map_err(to_js)?;
+    // The limits belong to the allocator, not the device: they apply on every call, even
+    // when the runtime has already started.
+    if let Some(limit) = options.memory_limit {
+        crate::memory::allocator::set_memory_limit(Some(limit));
+    }
+    if let Some(limit) = options.cache_limit {
+        crate::memory::allocator::set_cache_limit(limit);
+    }
     Ok(start(options))
 }
 

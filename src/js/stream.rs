@@ -130,7 +130,7 @@ pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
         if let (true, Some(gpu)) = (on_gpu, runtime.gpu()) {
-            crate::gpu::encoder::wait_idle(gpu).await.map_err(to_js)?;
+            crate::gpu::readback::wait_idle(gpu).await.map_err(to_js)?;
         }
         Ok(JsValue::UNDEFINED)
     }))

@@ -19,146 +19,11 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
+use crate::memory::block::Cached;
+pub use crate::memory::block::{GpuBlock, GpuBuffer, HostBlock, LiveBlock, SnapshotEntry, Usage};
 use crate::memory::policy::{Policy, Pool, rounded};
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
-
-/// What a GPU buffer is for; the cache only reuses a buffer for the same purpose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Usage {
-    Storage,
-    Readback,
-    Uniform,
-    QueryResolve,
-}
-
-impl Usage {
-    fn wgpu(self) -> wgpu::BufferUsages {
-        use wgpu::BufferUsages as U;
-        match self {
-            Usage::Storage => U::STORAGE | U::COPY_SRC | U::COPY_DST,
-            Usage::Readback => U::MAP_READ | U::COPY_DST,
-            Usage::Uniform => U::UNIFORM | U::COPY_DST,
-            Usage::QueryResolve => U::QUERY_RESOLVE | U::COPY_SRC,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Usage::Storage => "storage",
-            Usage::Readback => "readback",
-            Usage::Uniform => "uniform",
-            Usage::QueryResolve => "query-resolve",
-        }
-    }
-}
-
-/// A live GPU buffer, shared by the storages and batches that use it.
-pub type GpuBuffer = Rc<GpuBlock>;
-
-/// A live GPU buffer; it goes back to the allocator when dropped.
-#[derive(Debug)]
-pub struct GpuBlock {
-    id: u64,
-    buffer: wgpu::Buffer,
-    device: wgpu::Device,
-    usage: Usage,
-    pool: Pool,
-    size: u64,
-    requested: u64,
-    /// Set when the buffer must not be reused (a readback abandoned while mapped).
-    discard: std::cell::Cell<bool>,
-}
-
-impl GpuBlock {
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        &self.buffer
-    }
-
-    /// The bytes asked for (the buffer may be bigger).
-    pub fn requested(&self) -> u64 {
-        self.requested
-    }
-
-    /// Makes the allocator destroy the buffer instead of caching it.
-    pub fn discard(&self) {
-        self.discard.set(true);
-    }
-}
-
-impl Drop for GpuBlock {
-    fn drop(&mut self) {
-        let cached = Cached {
-            device: self.device.clone(),
-            usage: self.usage,
-            pool: self.pool,
-            size: self.size,
-            requested: self.requested,
-            buffer: self.buffer.clone(),
-            id: self.id,
-        };
-        let discard = self.discard.get();
-        // At thread exit the allocator may be gone; the buffer is then freed with the device.
-        let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_gpu(cached, discard));
-    }
-}
-
-/// A live host copy: an array's words in wasm (or native) memory, counted as CPU memory.
-#[derive(Debug)]
-pub struct HostBlock {
-    id: u64,
-    words: Vec<u32>,
-    pool: Pool,
-    size: u64,
-}
-
-impl std::ops::Deref for HostBlock {
-    type Target = [u32];
-
-    fn deref(&self) -> &[u32] {
-        &self.words
-    }
-}
-
-impl Drop for HostBlock {
-    fn drop(&mut self) {
-        let (id, pool, size, requested) =
-            (self.id, self.pool, self.size, self.words.len() as u64 * 4);
-        let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_host(id, pool, size, requested));
-    }
-}
-
-/// A freed GPU buffer kept for reuse.
-#[derive(Debug)]
-struct Cached {
-    device: wgpu::Device,
-    usage: Usage,
-    pool: Pool,
-    size: u64,
-    requested: u64,
-    buffer: wgpu::Buffer,
-    id: u64,
-}
-
-/// What `memorySnapshot` reports of a live block.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LiveBlock {
-    pub id: u64,
-    pub device: Device,
-    pub usage: Option<Usage>,
-    pub size: u64,
-    pub requested: u64,
-    pub stream: Option<Stream>,
-    pub op: &'static str,
-}
-
-/// One record of [`snapshot`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct SnapshotEntry {
-    pub block: LiveBlock,
-    /// `"active"` or `"cached"`.
-    pub state: &'static str,
-}
 
 /// The cache limit when none is set: a page that never sets one still has a bound.
 pub const DEFAULT_CACHE_LIMIT: u64 = 1 << 30;
@@ -177,6 +42,17 @@ struct Allocator {
     context: Option<(Stream, &'static str)>,
     /// Set while the scheduler can still flush and retry, so a failure is not yet an OOM.
     retry_pending: bool,
+}
+
+/// Returns a dropped GPU block to the cache, or destroys it.
+pub(crate) fn release_gpu(block: Cached, discard: bool) {
+    // At thread exit the allocator may be gone; the buffer is then freed with the device.
+    let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_gpu(block, discard));
+}
+
+/// Accounts for a dropped host block.
+pub(crate) fn release_host(id: u64, pool: Pool, size: u64, requested: u64) {
+    let _ = ALLOCATOR.try_with(|a| a.borrow_mut().release_host(id, pool, size, requested));
 }
 
 impl Drop for Allocator {

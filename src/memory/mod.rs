@@ -6,6 +6,7 @@
 //! sees only its own bytes.
 
 pub mod allocator;
+pub mod block;
 pub mod policy;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,141 @@
+//! The blocks the allocator hands out: GPU buffers and host copies. Each returns to the
+//! allocator when dropped.
+
+use std::rc::Rc;
+
+use crate::memory::allocator::{release_gpu, release_host};
+use crate::memory::policy::Pool;
+use crate::stream::{Device, Stream};
+
+/// What a GPU buffer is for; the cache only reuses a buffer for the same purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Usage {
+    Storage,
+    Readback,
+    Uniform,
+    QueryResolve,
+}
+
+impl Usage {
+    pub(crate) fn wgpu(self) -> wgpu::BufferUsages {
+        use wgpu::BufferUsages as U;
+        match self {
+            Usage::Storage => U::STORAGE | U::COPY_SRC | U::COPY_DST,
+            Usage::Readback => U::MAP_READ | U::COPY_DST,
+            Usage::Uniform => U::UNIFORM | U::COPY_DST,
+            Usage::QueryResolve => U::QUERY_RESOLVE | U::COPY_SRC,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Usage::Storage => "storage",
+            Usage::Readback => "readback",
+            Usage::Uniform => "uniform",
+            Usage::QueryResolve => "query-resolve",
+        }
+    }
+}
+
+/// A live GPU buffer, shared by the storages and batches that use it.
+pub type GpuBuffer = Rc<GpuBlock>;
+
+/// A live GPU buffer; it goes back to the allocator when dropped.
+#[derive(Debug)]
+pub struct GpuBlock {
+    pub(crate) id: u64,
+    pub(crate) buffer: wgpu::Buffer,
+    pub(crate) device: wgpu::Device,
+    pub(crate) usage: Usage,
+    pub(crate) pool: Pool,
+    pub(crate) size: u64,
+    pub(crate) requested: u64,
+    /// Set when the buffer must not be reused (a readback abandoned while mapped).
+    pub(crate) discard: std::cell::Cell<bool>,
+}
+
+impl GpuBlock {
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    /// The bytes asked for (the buffer may be bigger).
+    pub fn requested(&self) -> u64 {
+        self.requested
+    }
+
+    /// Makes the allocator destroy the buffer instead of caching it.
+    pub fn discard(&self) {
+        self.discard.set(true);
+    }
+}
+
+impl Drop for GpuBlock {
+    fn drop(&mut self) {
+        let cached = Cached {
+            device: self.device.clone(),
+            usage: self.usage,
+            pool: self.pool,
+            size: self.size,
+            requested: self.requested,
+            buffer: self.buffer.clone(),
+            id: self.id,
+        };
+        release_gpu(cached, self.discard.get());
+    }
+}
+
+/// A live host copy: an array's words in wasm (or native) memory, counted as CPU memory.
+#[derive(Debug)]
+pub struct HostBlock {
+    pub(crate) id: u64,
+    pub(crate) words: Vec<u32>,
+    pub(crate) pool: Pool,
+    pub(crate) size: u64,
+}
+
+impl std::ops::Deref for HostBlock {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        &self.words
+    }
+}
+
+impl Drop for HostBlock {
+    fn drop(&mut self) {
+        release_host(self.id, self.pool, self.size, self.words.len() as u64 * 4);
+    }
+}
+
+/// A freed GPU buffer kept for reuse.
+#[derive(Debug)]
+pub(crate) struct Cached {
+    pub(crate) device: wgpu::Device,
+    pub(crate) usage: Usage,
+    pub(crate) pool: Pool,
+    pub(crate) size: u64,
+    pub(crate) requested: u64,
+    pub(crate) buffer: wgpu::Buffer,
+    pub(crate) id: u64,
+}
+
+/// What `memorySnapshot` reports of a live block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveBlock {
+    pub id: u64,
+    pub device: Device,
+    pub usage: Option<Usage>,
+    pub size: u64,
+    pub requested: u64,
+    pub stream: Option<Stream>,
+    pub op: &'static str,
+}
+
+/// One record of [`snapshot`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotEntry {
+    pub block: LiveBlock,
+    /// `"active"` or `"cached"`.
+    pub state: &'static str,
+}
