@@ -201,8 +201,26 @@ impl Array {
 
     /// Stores the node's result and lets go of its inputs, so intermediates can be freed.
     pub(crate) fn set_data(&self, data: Data) {
+        self.set_data_keeping_inputs(data);
+        self.release_inputs();
+    }
+
+    /// Stores the node's result but keeps its inputs, so that it can run again if the work
+    /// that computes it has to be discarded ([`Array::clear_data`]).
+    pub(crate) fn set_data_keeping_inputs(&self, data: Data) {
         *self.0.data.borrow_mut() = Some(data);
-        self.0.inputs.borrow_mut().clear();
+    }
+
+    /// Lets go of the inputs of an evaluated node.
+    pub(crate) fn release_inputs(&self) {
+        let inputs = std::mem::take(&mut *self.0.inputs.borrow_mut());
+        drop(inputs);
+    }
+
+    /// Forgets the result of a node whose inputs were kept, so that it runs again.
+    pub(crate) fn clear_data(&self) {
+        let data = self.0.data.borrow_mut().take();
+        drop(data);
     }
 
     /// Evaluates the array and returns its elements' words, row-major.

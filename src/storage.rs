@@ -84,7 +84,11 @@ impl Storage {
     /// The GPU copy, uploading the host copy first if there is none.
     pub fn ensure_gpu(self: &Rc<Self>, gpu: &GpuContext) -> Result<GpuBuffer> {
         if let Some(buffer) = self.gpu_buffer() {
-            return Ok(buffer);
+            if !buffer.is_lost() {
+                return Ok(buffer);
+            }
+            // An upload into a buffer the GPU failed to create: upload again.
+            drop(self.gpu.borrow_mut().take());
         }
         let host = self.host_words().expect("storage has a host or a GPU copy");
         let buffer = upload_words(gpu, &host)?;

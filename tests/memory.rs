@@ -327,3 +327,51 @@ fn a_buffer_past_the_adapters_limits_is_a_memory_limit_error() {
     );
     assert_eq!(active(), before, "nothing was allocated");
 }
+
+/// A real device cannot be made to run out of memory on demand, so these use a hook that
+/// makes the next buffer creations report out-of-memory the way WebGPU's error scope does.
+#[test]
+fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
+    use tandem::memory::device_errors::fail_next_buffers_for_tests;
+    let runtime = gpu_runtime();
+    allocator::clear_cache();
+    let x = Array::from_f32(&[1.5; 1000], &[1000]).unwrap();
+    let before = stats();
+    fail_next_buffers_for_tests(1);
+    let y = ops::add(&x, &x, Device::Gpu).unwrap();
+    let z = ops::binary(BinaryOp::Multiply, &y, &x, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(z.to_f32_vec(&runtime)).unwrap(),
+        vec![4.5; 1000],
+        "the discarded batch ran again with new buffers"
+    );
+    let after = stats();
+    assert_eq!(after.num_alloc_retries - before.num_alloc_retries, 1);
+    assert_eq!(after.num_ooms, before.num_ooms);
+
+    fail_next_buffers_for_tests(100);
+    let w = ops::add(&z, &x, Device::Gpu).unwrap();
+    let err =
+        pollster::block_on(scheduler::evaluate(&runtime, std::slice::from_ref(&w))).unwrap_err();
+    assert_eq!(err.kind(), "MemoryLimitError");
+    assert!(
+        err.message().contains("ran out of memory"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(stats().num_ooms - before.num_ooms, 1);
+    assert!(
+        !w.is_evaluated(),
+        "w stays lazy, to evaluate once memory allows"
+    );
+    fail_next_buffers_for_tests(0);
+    assert_eq!(
+        pollster::block_on(w.to_f32_vec(&runtime)).unwrap(),
+        vec![6.0; 1000]
+    );
+    assert_eq!(
+        pollster::block_on(z.to_f32_vec(&runtime)).unwrap(),
+        vec![4.5; 1000],
+        "z is intact"
+    );
+}

@@ -121,7 +121,9 @@ impl<'a> CommandBatch<'a> {
         grid: (u32, u32, u32),
     ) {
         let words_per_slot = (PARAM_SLOT / 4) as usize;
-        if self.staged.len() >= dispatches_per_submit() * words_per_slot {
+        // The scheduler submits every dispatches_per_submit() dispatches, between nodes, once
+        // the batch's buffers are confirmed; this only guards the parameter ring.
+        if self.staged.len() >= PARAM_SLOTS * words_per_slot {
             self.submit();
         }
         let ring = &self.gpu.params;
@@ -212,6 +214,27 @@ impl<'a> CommandBatch<'a> {
             submission: readback.submission.clone(),
         });
         Ok(readback)
+    }
+
+    /// Dispatches recorded since the last submit.
+    pub fn recorded_dispatches(&self) -> usize {
+        self.staged.len() / (PARAM_SLOT / 4) as usize
+    }
+
+    /// Whether nothing is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.encoder.is_none()
+    }
+
+    /// Drops what was recorded without submitting it; its readbacks never complete.
+    pub fn discard(&mut self) {
+        self.encoder = None;
+        self.staged.clear();
+        self.maps.clear();
+        self.keep_alive.clear();
+        if let Some(profile) = self.profile.as_mut() {
+            profile.kernels.clear();
+        }
     }
 
     /// Command buffers this batch has submitted so far.

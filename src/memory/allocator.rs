@@ -21,6 +21,7 @@ use std::rc::Rc;
 use crate::error::{Error, Result};
 use crate::memory::block::Cached;
 pub use crate::memory::block::{GpuBlock, GpuBuffer, HostBlock, LiveBlock, SnapshotEntry, Usage};
+use crate::memory::device_errors::create_watched;
 use crate::memory::policy::{Policy, Pool, rounded};
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
@@ -237,10 +238,10 @@ pub fn alloc_gpu(
     ensure_room("allocating GPU memory", size)?;
     with(|a| {
         let cached = a.take_cached(device, usage, pool, size);
-        let (buffer, size) = match cached {
+        let (buffer, size, watch) = match cached {
             Some(cached) => {
                 a.stats.num_cache_hits += 1;
-                (cached.buffer, cached.size)
+                (cached.buffer, cached.size, None)
             }
             None => {
                 a.stats.num_cache_misses += 1;
@@ -248,21 +249,24 @@ pub fn alloc_gpu(
                     a.memory_limit
                         .is_none_or(|l| a.active() + a.cache_bytes + size <= l)
                 });
-                let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(usage.name()),
-                    size,
-                    usage: usage.wgpu(),
-                    mapped_at_creation: false,
-                });
+                let (buffer, watch) = create_watched(
+                    device,
+                    &wgpu::BufferDescriptor {
+                        label: Some(usage.name()),
+                        size,
+                        usage: usage.wgpu(),
+                        mapped_at_creation: false,
+                    },
+                );
                 a.stats.segment_alloc(Device::Gpu, pool, size);
-                (buffer, size)
+                (buffer, size, Some(watch))
             }
         };
         a.stats.activate(Device::Gpu, pool, size, requested);
         let id = a.new_id();
         let live = a.live_block(id, Device::Gpu, Some(usage), size, requested);
         a.live.insert(id, live);
-        Ok(Rc::new(GpuBlock {
+        let block = Rc::new(GpuBlock {
             id,
             buffer,
             device: device.clone(),
@@ -271,7 +275,12 @@ pub fn alloc_gpu(
             size,
             requested,
             discard: std::cell::Cell::new(false),
-        }))
+            lost: std::cell::Cell::new(false),
+        });
+        if let Some(watch) = watch {
+            watch(&block);
+        }
+        Ok(block)
     })
 }
 

@@ -52,6 +52,8 @@ pub struct GpuBlock {
     pub(crate) requested: u64,
     /// Set when the buffer must not be reused (a readback abandoned while mapped).
     pub(crate) discard: std::cell::Cell<bool>,
+    /// Set when the GPU reported that it could not create the buffer.
+    pub(crate) lost: std::cell::Cell<bool>,
 }
 
 impl GpuBlock {
@@ -67,6 +69,17 @@ impl GpuBlock {
     /// Makes the allocator destroy the buffer instead of caching it.
     pub fn discard(&self) {
         self.discard.set(true);
+    }
+
+    /// Marks the buffer as one the GPU failed to create: it must not be used or reused.
+    pub fn mark_lost(&self) {
+        self.lost.set(true);
+        self.discard.set(true);
+    }
+
+    /// Whether the GPU failed to create the buffer.
+    pub fn is_lost(&self) -> bool {
+        self.lost.get()
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod allocator;
 pub mod block;
+pub mod device_errors;
 pub mod policy;
 pub mod stats;
 pub mod summary;

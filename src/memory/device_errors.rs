@@ -1,0 +1,99 @@
+//! Out-of-memory errors that the GPU reports for buffer creation.
+//!
+//! WebGPU does not fail `createBuffer` synchronously: it returns an invalid buffer and reports
+//! the error to an error scope, whose result arrives later. A command buffer that uses an
+//! invalid buffer fails as a whole, so the scheduler submits no batch until every buffer
+//! created for it is verified ([`verify`]); a batch with a failed buffer is discarded and its
+//! nodes are run again after the cache is emptied, like any allocation past the limit.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::{Rc, Weak};
+
+use crate::error::{Error, Result};
+use crate::memory::block::GpuBlock;
+
+type Report = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
+
+/// A buffer whose creation has not been confirmed yet.
+struct Unverified {
+    block: Weak<GpuBlock>,
+    requested: u64,
+    report: Report,
+}
+
+thread_local! {
+    static UNVERIFIED: RefCell<Vec<Unverified>> = const { RefCell::new(Vec::new()) };
+    /// Test hook: how many of the next created buffers to report as out of memory.
+    static FAIL_NEXT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Creates a buffer inside an out-of-memory error scope and remembers the scope's report.
+pub(crate) fn create_watched(
+    device: &wgpu::Device,
+    descriptor: &wgpu::BufferDescriptor,
+) -> (wgpu::Buffer, impl FnOnce(&Rc<GpuBlock>) + use<>) {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let buffer = device.create_buffer(descriptor);
+    let report: Report = Box::pin(scope.pop());
+    let simulated = FAIL_NEXT.with(|n| {
+        let failing = n.get() > 0;
+        n.set(n.get().saturating_sub(1));
+        failing
+    });
+    let requested = descriptor.size;
+    let watch = move |block: &Rc<GpuBlock>| {
+        let report = if simulated {
+            Box::pin(async { Some(simulated_error()) })
+        } else {
+            report
+        };
+        UNVERIFIED.with(|u| {
+            u.borrow_mut().push(Unverified {
+                block: Rc::downgrade(block),
+                requested,
+                report,
+            })
+        });
+    };
+    (buffer, watch)
+}
+
+fn simulated_error() -> wgpu::Error {
+    wgpu::Error::OutOfMemory {
+        source: "out of memory (simulated by a test)".into(),
+    }
+}
+
+/// Whether some created buffer has not been confirmed yet.
+pub fn has_unverified() -> bool {
+    UNVERIFIED.with(|u| !u.borrow().is_empty())
+}
+
+/// Waits for the reports of every buffer created so far. A buffer the GPU could not create is
+/// marked lost (it is never reused), and the result is a `MemoryLimitError` naming it.
+pub async fn verify() -> Result<()> {
+    let pending = UNVERIFIED.with(|u| std::mem::take(&mut *u.borrow_mut()));
+    let mut failure = None;
+    for unverified in pending {
+        let Some(error) = unverified.report.await else {
+            continue;
+        };
+        if let Some(block) = unverified.block.upgrade() {
+            block.mark_lost();
+        }
+        failure.get_or_insert(Error::MemoryLimit(format!(
+            "the GPU ran out of memory creating a buffer of {} bytes ({error})",
+            unverified.requested
+        )));
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+/// Makes the next `count` created buffers report out of memory, to test the recovery path
+/// (a real device cannot be made to run out on demand).
+#[doc(hidden)]
+pub fn fail_next_buffers_for_tests(count: usize) {
+    FAIL_NEXT.with(|n| n.set(count));
+}
