@@ -1,13 +1,11 @@
 // How many dispatches one submit should carry: GPU-only workloads timed with each setting of
-// setDispatchesPerSubmit. Reports through window.tandemBench ({state, text}), which
-// `cargo xtask bench batching` reads.
+// setDispatchesPerSubmit. `cargo xtask bench batching` reads its table through common.js.
 import init, * as tn from "../pkg/tandem.js";
+import { adapterLine, median, report } from "./common.js";
 
 const RUNS = 7;
 const WARMUP = 2;
 const SETTINGS = [1, 4, 16, 64, 256, 1024];
-
-window.tandemBench = { state: "running", text: "" };
 
 // Each workload builds its graph on the GPU from inputs made beforehand and returns the outputs.
 function chainedExps(b) {
@@ -24,12 +22,6 @@ function chainedAdds(small) {
 
 function mlxExample(a, b) {
   return [tn.matmul(a, b, { stream: "gpu" }), ...chainedExps(b)];
-}
-
-function median(values) {
-  const sorted = [...values].sort((p, q) => p - q);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 // Median wall time from building the graph until its GPU work has finished.
@@ -66,12 +58,10 @@ async function main() {
     for (const [, build] of workloads) row.push(await time(build));
     table.push(row);
   }
-  const adapter = info.adapter
-    ? `${info.adapter.vendor} ${info.adapter.architecture}${info.adapter.isFallbackAdapter ? " (a fallback adapter: it runs on the CPU's cores)" : ""}`
-    : "none";
+  const adapter = adapterLine(info, "none");
   const header = `dispatches/submit ${workloads.map(([name]) => name.padStart(24)).join("")}`;
   const lines = [
-    `adapter: ${adapter}`,
+    adapter,
     `median ms of ${RUNS} runs, from building the graph to the GPU finishing`,
     header,
     ...table.map(([setting, ...ms]) => `${String(setting).padStart(17)} ${ms.map((t) => t.toFixed(2).padStart(24)).join("")}`),
@@ -79,14 +69,4 @@ async function main() {
   return lines.join("\n");
 }
 
-main().then(
-  (text) => {
-    document.getElementById("output").textContent = text;
-    window.tandemBench = { state: "done", text };
-  },
-  (err) => {
-    const text = `${err.name}: ${err.message}`;
-    document.getElementById("output").textContent = text;
-    window.tandemBench = { state: "error", text };
-  },
-);
+report(main);

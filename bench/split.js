@@ -1,12 +1,11 @@
 // MLX's unified-memory workload, timed with every op on the GPU and with the exps on the CPU.
-// Reports through window.tandemBench ({state, text}), which `cargo xtask bench split` reads.
+// `cargo xtask bench split` reads its table through common.js.
 import init, * as tn from "../pkg/tandem.js";
+import { adapterLine, median, report } from "./common.js";
 
 const RUNS = 10;
 const WARMUP = 2;
 const EXPS = 500;
-
-window.tandemBench = { state: "running", text: "" };
 
 function workload(a, b, matmulStream, expStream) {
   const x = tn.matmul(a, b, { stream: matmulStream });
@@ -17,12 +16,6 @@ function workload(a, b, matmulStream, expStream) {
     y = next;
   }
   return [x, y];
-}
-
-function median(values) {
-  const sorted = [...values].sort((p, q) => p - q);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 // Median wall time of evaluating the workload, from building the graph to the results being
@@ -54,25 +47,13 @@ async function main() {
     ["CPU-only (matmul cpu, exps cpu)", await time(a, b, "cpu", "cpu")],
   ];
   const gpuOnly = rows[0][1];
-  const adapter = info.adapter
-    ? `${info.adapter.vendor} ${info.adapter.architecture}${info.adapter.isFallbackAdapter ? " (a fallback adapter: it runs on the CPU's cores)" : ""}`
-    : "none (the gpu device ran on the CPU)";
+  const adapter = adapterLine(info, "none (the gpu device ran on the CPU)");
   const lines = [
-    `adapter: ${adapter}`,
+    adapter,
     `workload                              median ms   GPU-only / this`,
     ...rows.map(([name, ms]) => `${name.padEnd(38)}${ms.toFixed(2).padStart(9)}   ${(gpuOnly / ms).toFixed(2).padStart(6)}x`),
   ];
   return lines.join("\n");
 }
 
-main().then(
-  (text) => {
-    document.getElementById("output").textContent = text;
-    window.tandemBench = { state: "done", text };
-  },
-  (err) => {
-    const text = `${err.name}: ${err.message}`;
-    document.getElementById("output").textContent = text;
-    window.tandemBench = { state: "error", text };
-  },
-);
+report(main);

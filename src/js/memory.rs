@@ -4,6 +4,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::Error;
 use crate::js::error::{JsResult, to_js};
+use crate::js::options::byte_count;
+use crate::js::set_property as set;
 use crate::memory::allocator::{self, SnapshotEntry};
 use crate::memory::summary::summary;
 use crate::memory::{Scope, stats};
@@ -33,17 +35,12 @@ pub fn get_cache_memory() -> f64 {
     allocator::cache_bytes() as f64
 }
 
-/// A byte count from JS: a whole number from 0, or `Infinity` for none.
-fn bytes_arg(what: &str, value: f64) -> Result<Option<u64>, Error> {
+/// A limit from JS: a byte count, or `Infinity` for none.
+fn limit_arg(what: &str, value: f64) -> Result<Option<u64>, Error> {
     if value == f64::INFINITY {
         return Ok(None);
     }
-    if !(value >= 0.0 && value.fract() == 0.0 && value <= 2f64.powi(53)) {
-        return Err(Error::Value(format!(
-            "{what}: need a whole number of bytes (or Infinity), got {value}"
-        )));
-    }
-    Ok(Some(value as u64))
+    byte_count(&format!("{what}: the limit (or Infinity)"), value).map(Some)
 }
 
 fn limit_to_js(limit: Option<u64>) -> f64 {
@@ -56,7 +53,7 @@ fn limit_to_js(limit: Option<u64>) -> f64 {
 /// `MemoryLimitError`. Live arrays are never lost or corrupted by a failed allocation.
 #[wasm_bindgen(js_name = setMemoryLimit)]
 pub fn set_memory_limit(bytes: f64) -> JsResult<f64> {
-    let limit = bytes_arg("setMemoryLimit", bytes).map_err(to_js)?;
+    let limit = limit_arg("setMemoryLimit", bytes).map_err(to_js)?;
     Ok(limit_to_js(allocator::set_memory_limit(limit)))
 }
 
@@ -69,12 +66,10 @@ pub fn get_memory_limit() -> f64 {
 /// Bounds the bytes of cached buffers and returns the previous bound; `0` disables caching.
 #[wasm_bindgen(js_name = setCacheLimit)]
 pub fn set_cache_limit(bytes: f64) -> JsResult<f64> {
-    let limit = bytes_arg("setCacheLimit", bytes)
-        .map_err(to_js)?
-        .unwrap_or(u64::MAX);
-    Ok(limit_to_js(
-        Some(allocator::set_cache_limit(limit)).filter(|&l| l != u64::MAX),
-    ))
+    // The allocator stores "no limit" as u64::MAX.
+    let limit = limit_arg("setCacheLimit", bytes).map_err(to_js)?;
+    let previous = allocator::set_cache_limit(limit.unwrap_or(u64::MAX));
+    Ok(limit_to_js(Some(previous).filter(|&l| l != u64::MAX)))
 }
 
 /// Destroys every cached buffer.
@@ -165,11 +160,6 @@ pub fn reset_peak_memory_stats() {
 #[wasm_bindgen(js_name = resetAccumulatedMemoryStats)]
 pub fn reset_accumulated_memory_stats() {
     allocator::reset_accumulated_stats();
-}
-
-fn set(object: &js_sys::Object, key: &str, value: JsValue) {
-    // Setting a data property on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
 }
 
 #[wasm_bindgen(typescript_custom_section)]

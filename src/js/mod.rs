@@ -21,3 +21,9 @@ use wasm_bindgen::prelude::*;
 pub fn start() {
     console_error_panic_hook::set_once();
 }
+
+/// Sets `key` on a plain object the layer is building for JS.
+pub(crate) fn set_property(object: &js_sys::Object, key: &str, value: JsValue) {
+    // Setting a data property on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
+}

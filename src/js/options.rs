@@ -96,6 +96,16 @@ impl Options {
     }
 }
 
+/// A count of bytes from JS: a whole number from 0 to 2^53; `what` names the caller.
+pub fn byte_count(what: &str, value: f64) -> Result<u64> {
+    if !(value >= 0.0 && value.fract() == 0.0 && value <= 2f64.powi(53)) {
+        return Err(Error::Value(format!(
+            "{what} must be a whole number of bytes, got {value}"
+        )));
+    }
+    Ok(value as u64)
+}
+
 /// A JS array of non-negative integers as a shape.
 pub fn shape_of(op: &str, value: &JsValue) -> Result<Vec<usize>> {
     let bad = || {

@@ -5,6 +5,7 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use crate::js::error::to_js;
 use crate::js::runtime::current;
+use crate::js::set_property as set;
 use crate::profile::{CpuSpan, GpuBatch, Report, now_ms};
 
 /// Calls `fn` (which may return a promise), and resolves to
@@ -79,11 +80,6 @@ fn gpu_batch(batch: &GpuBatch) -> JsValue {
 
 fn optional(value: Option<f64>) -> JsValue {
     value.map_or(JsValue::NULL, JsValue::from_f64)
-}
-
-fn set(object: &js_sys::Object, key: &str, value: JsValue) {
-    // Setting a data property on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
 }
 
 #[wasm_bindgen(typescript_custom_section)]

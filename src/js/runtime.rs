@@ -13,7 +13,8 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use crate::error::{Error, Result};
 use crate::js::error::{JsResult, to_js};
-use crate::js::options::Options;
+use crate::js::options::{Options, byte_count};
+use crate::js::set_property as set;
 use crate::runtime::{Runtime, RuntimeInfo, RuntimeOptions};
 use crate::stream::Device;
 
@@ -126,15 +127,9 @@ fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
 
 /// A byte count option: a whole number from 0.
 fn byte_option(opts: &Options, key: &str) -> Result<Option<u64>> {
-    let Some(value) = opts.number(key)? else {
-        return Ok(None);
-    };
-    if !(value >= 0.0 && value.fract() == 0.0 && value <= 2f64.powi(53)) {
-        return Err(Error::Value(format!(
-            "initRuntime: {key} must be a whole number of bytes, got {value}"
-        )));
-    }
-    Ok(Some(value as u64))
+    opts.number(key)?
+        .map(|value| byte_count(&format!("initRuntime: {key}"), value))
+        .transpose()
 }
 
 fn describe(value: &JsValue) -> String {
@@ -231,11 +226,6 @@ async fn browser_adapter_info(power_preference: wgpu::PowerPreference) -> Option
         return None;
     }
     js_sys::Reflect::get(&adapter, &"info".into()).ok()
-}
-
-fn set(object: &js_sys::Object, key: &str, value: JsValue) {
-    // Setting a data property on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
 }
 
 #[wasm_bindgen(typescript_custom_section)]
