@@ -12,7 +12,6 @@ use std::rc::{Rc, Weak};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::upload_words;
-use crate::gpu::readback::read_buffer;
 use crate::memory::allocator::{GpuBuffer, HostBlock, host_block, record_transfer};
 use crate::stream::Device;
 
@@ -96,18 +95,6 @@ impl Storage {
         *self.gpu.borrow_mut() = Some(buffer.clone());
         self.note_both_copies();
         Ok(buffer)
-    }
-
-    /// The host copy, reading the GPU copy back first if there is none. Work that writes the
-    /// buffer must already be submitted.
-    pub async fn ensure_host(self: &Rc<Self>, gpu: Option<&GpuContext>) -> Result<HostWords> {
-        if let Some(host) = self.host_words() {
-            return Ok(host);
-        }
-        let buffer = self.gpu_buffer().expect("storage has a host or a GPU copy");
-        let gpu = gpu.expect("a GPU copy implies a GPU context");
-        let words = read_buffer(gpu, &buffer, self.len).await?;
-        self.set_host(words)
     }
 
     /// Stores the host copy that a readback of the GPU copy produced, unless one appeared

@@ -374,4 +374,21 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
         vec![4.5; 1000],
         "z is intact"
     );
+
+    // A CPU op waiting for a GPU result whose batch is discarded requests its readback again.
+    // (An empty cache makes the next buffer a new one, which the hook can fail.)
+    allocator::clear_cache();
+    fail_next_buffers_for_tests(1);
+    let retries = stats().num_alloc_retries;
+    let on_gpu = ops::add(&x, &x, Device::Gpu).unwrap();
+    let on_cpu = ops::add(&on_gpu, &x, Device::Cpu).unwrap();
+    assert_eq!(
+        pollster::block_on(on_cpu.to_f32_vec(&runtime)).unwrap(),
+        vec![4.5; 1000]
+    );
+    assert_eq!(
+        stats().num_alloc_retries - retries,
+        1,
+        "the batch was discarded once"
+    );
 }

@@ -6,7 +6,6 @@ use futures_channel::oneshot;
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::CommandBatch;
 use crate::memory::allocator::GpuBuffer;
 
 /// A readback waiting for its batch's submit.
@@ -98,16 +97,6 @@ impl Drop for Readback {
             staging.discard();
         }
     }
-}
-
-/// Copies the first `words` elements of `buffer` back to the host. All work that writes the
-/// buffer must already be submitted. Natively this polls the device; in the browser it awaits
-/// the `mapAsync` promise and never blocks the thread.
-pub async fn read_buffer(gpu: &GpuContext, buffer: &GpuBuffer, words: usize) -> Result<Vec<u32>> {
-    let mut batch = CommandBatch::new(gpu);
-    let readback = batch.read_back(buffer, words)?;
-    batch.submit();
-    readback.finish(gpu).await
 }
 
 /// Resolves once every submitted command buffer has finished.
