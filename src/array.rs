@@ -1,7 +1,7 @@
 //! `Array`: a cheap, shared handle to a node of the lazy graph.
 //!
 //! A node knows its shape, dtype, stream and either its data (once evaluated, or when made from
-//! data) or the primitive and inputs that compute it. Ops build nodes; [`crate::scheduler`]
+//! data) or the primitive and inputs that compute it. Ops build nodes; the runtime's scheduler
 //! evaluates them.
 
 use std::cell::RefCell;
@@ -10,10 +10,8 @@ use std::rc::Rc;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::primitive::Primitive;
-use crate::runtime::Runtime;
-use crate::scheduler;
 use crate::shape::{Layout, fmt_shape, numel};
-use crate::storage::{HostWords, Storage};
+use crate::storage::Storage;
 use crate::stream::{Device, Stream};
 
 /// A shared handle to a graph node. Cloning it is cheap and shares the node.
@@ -221,41 +219,5 @@ impl Array {
     pub(crate) fn clear_data(&self) {
         let data = self.0.data.borrow_mut().take();
         drop(data);
-    }
-
-    /// Evaluates the array and returns its elements' words, row-major.
-    pub async fn to_words(&self, runtime: &Runtime) -> Result<HostWords> {
-        let words = scheduler::read(runtime, std::slice::from_ref(self))
-            .await?
-            .remove(0);
-        // read() leaves the array evaluated.
-        let data = self.data().expect("an evaluated array has data");
-        if data.is_dense(self.shape()) {
-            return Ok(words);
-        }
-        let host = crate::cpu::HostInput {
-            words: &words,
-            layout: &data.layout,
-        };
-        let words = crate::cpu::contiguous(self, &host)?;
-        Ok(Rc::new(crate::memory::allocator::host_block(words)?))
-    }
-
-    /// Evaluates the array and returns its elements as `T`, which must match the dtype.
-    pub async fn to_vec<T: Element>(&self, runtime: &Runtime) -> Result<Vec<T>> {
-        if self.dtype() != T::DTYPE {
-            return Err(Error::DType(format!(
-                "to_vec: the array is {} but {} was asked for",
-                self.dtype().name(),
-                T::DTYPE.name()
-            )));
-        }
-        let words = self.to_words(runtime).await?;
-        Ok(bytemuck::cast_slice(&words).to_vec())
-    }
-
-    /// Evaluates a `float32` array and returns its elements.
-    pub async fn to_f32_vec(&self, runtime: &Runtime) -> Result<Vec<f32>> {
-        self.to_vec(runtime).await
     }
 }

@@ -11,7 +11,6 @@ use crate::ops;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::profile::now_ms;
 use crate::runtime::Runtime;
-use crate::scheduler;
 use crate::stream::Device;
 
 /// The probe's median time on each device.
@@ -81,6 +80,6 @@ async fn run_probe(runtime: &Runtime, device: Device) -> Result<()> {
         y = ops::unary(UnaryOp::Tanh, &y, device)?;
     }
     let total = ops::reduce(ReduceOp::Sum, &y, None, false, device)?;
-    scheduler::read(runtime, &[total]).await?;
+    runtime.read_storages(&[total]).await?;
     Ok(())
 }

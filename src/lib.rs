@@ -11,7 +11,7 @@
 //!     let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3])?;
 //!     let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3])?;
 //!     let c = ops::add(&a, &b, Device::Gpu)?; // builds a node; nothing runs yet
-//!     c.to_f32_vec(&runtime).await // evaluates on the GPU and reads back [11, 22, 33]
+//!     runtime.read_f32(&c).await // evaluates on the GPU and reads back [11, 22, 33]
 //! }
 //! ```
 

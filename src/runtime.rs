@@ -1,11 +1,17 @@
 //! The runtime: the GPU context when WebGPU (or Vulkan, natively) is available, and the device
 //! that ops use when they name none. A page has one runtime per JS realm (page or worker).
 
+use std::rc::Rc;
+
+use crate::array::Array;
 use crate::calibrate::calibrate;
+use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::memory::allocator;
 use crate::profile::Profiler;
+use crate::scheduler::Scheduler;
+use crate::storage::HostWords;
 use crate::stream::Device;
 
 /// How to start the runtime.
@@ -44,10 +50,12 @@ pub struct RuntimeInfo {
 /// The runtime that evaluates arrays.
 #[derive(Debug)]
 pub struct Runtime {
-    gpu: Option<GpuContext>,
+    gpu: Option<Rc<GpuContext>>,
     info: RuntimeInfo,
     /// Records evaluations while a profile runs.
-    pub profiler: Profiler,
+    pub profiler: Rc<Profiler>,
+    /// The one scheduler every evaluation and read goes through.
+    scheduler: Scheduler,
 }
 
 impl Runtime {
@@ -94,11 +102,7 @@ impl Runtime {
             default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
             adapter: Some(adapter),
         };
-        Runtime {
-            gpu: Some(gpu),
-            info,
-            profiler: Profiler::default(),
-        }
+        Runtime::assemble(Some(Rc::new(gpu)), info)
     }
 
     fn set_default_device(&mut self, device: Device, why: &str) {
@@ -138,16 +142,71 @@ impl Runtime {
             default_device: Device::Cpu,
             default_device_reason: format!("no GPU: {why}; the gpu device runs on the CPU"),
         };
+        Runtime::assemble(None, info)
+    }
+
+    fn assemble(gpu: Option<Rc<GpuContext>>, info: RuntimeInfo) -> Runtime {
+        let profiler = Rc::new(Profiler::default());
         Runtime {
-            gpu: None,
+            scheduler: Scheduler::new(gpu.clone(), profiler.clone()),
+            gpu,
             info,
-            profiler: Profiler::default(),
+            profiler,
         }
     }
 
     /// The GPU context, if a GPU was found.
     pub fn gpu(&self) -> Option<&GpuContext> {
-        self.gpu.as_ref()
+        self.gpu.as_deref()
+    }
+
+    /// Evaluates `arrays` and every unevaluated node they depend on; resolves once their GPU
+    /// work has finished. Calls may overlap: see [`crate::scheduler`].
+    pub async fn evaluate(&self, arrays: &[Array]) -> Result<()> {
+        self.scheduler.evaluate(arrays).await
+    }
+
+    /// Resolves once all work started so far has finished, readbacks included.
+    pub async fn synchronize(&self) -> Result<()> {
+        self.scheduler.synchronize().await
+    }
+
+    /// Evaluates `arrays` and returns each one's storage words on the host, read back
+    /// together.
+    pub async fn read_storages(&self, arrays: &[Array]) -> Result<Vec<HostWords>> {
+        self.scheduler.read(arrays).await
+    }
+
+    /// Evaluates `array` and returns its elements' words, row-major.
+    pub async fn read_words(&self, array: &Array) -> Result<HostWords> {
+        self.scheduler.read_words(array).await
+    }
+
+    /// Evaluates `array` and returns its elements as `T`, which must match the dtype.
+    ///
+    /// ```
+    /// # async fn f() -> tandem::Result<()> {
+    /// let runtime = tandem::Runtime::new(Default::default()).await?;
+    /// let a = tandem::Array::from_f32(&[1.0, 2.0], &[2])?;
+    /// assert_eq!(runtime.read::<f32>(&a).await?, vec![1.0, 2.0]);
+    /// assert!(runtime.read::<i32>(&a).await.is_err());
+    /// # Ok(()) }
+    /// ```
+    pub async fn read<T: Element>(&self, array: &Array) -> Result<Vec<T>> {
+        if array.dtype() != T::DTYPE {
+            return Err(Error::DType(format!(
+                "read: the array is {} but {} was asked for",
+                array.dtype().name(),
+                T::DTYPE.name()
+            )));
+        }
+        let words = self.read_words(array).await?;
+        Ok(bytemuck::cast_slice(&words).to_vec())
+    }
+
+    /// Evaluates a `float32` array and returns its elements.
+    pub async fn read_f32(&self, array: &Array) -> Result<Vec<f32>> {
+        self.read(array).await
     }
 
     pub fn info(&self) -> &RuntimeInfo {

@@ -463,7 +463,7 @@ fn big_reductions_take_two_passes_and_stay_exact_for_integers() {
     let expected: i32 = data.iter().sum();
     let sum = ops::reduce(ReduceOp::Sum, &x, None, false, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(sum.to_vec::<i32>(&runtime)).unwrap(),
+        pollster::block_on(runtime.read::<i32>(&sum)).unwrap(),
         vec![expected]
     );
     let mut floats: Vec<f32> = (0..n).map(|i| (i % 11) as f32 * 0.25).collect();
@@ -471,12 +471,12 @@ fn big_reductions_take_two_passes_and_stay_exact_for_integers() {
     let y = Array::from_f32(&floats, &[1, n]).unwrap();
     let arg = ops::reduce(ReduceOp::ArgMax, &y, Some(&[-1]), false, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(arg.to_vec::<u32>(&runtime)).unwrap(),
+        pollster::block_on(runtime.read::<u32>(&arg)).unwrap(),
         vec![(n - 5) as u32]
     );
     let total = ops::reduce(ReduceOp::Sum, &y, None, false, Device::Gpu).unwrap();
     let want: f64 = floats.iter().map(|&v| v as f64).sum();
-    let got = pollster::block_on(total.to_f32_vec(&runtime)).unwrap()[0] as f64;
+    let got = pollster::block_on(runtime.read_f32(&total)).unwrap()[0] as f64;
     assert!((got - want).abs() < 1e-5 * want, "{got} vs {want}");
 }
 
@@ -506,9 +506,7 @@ fn mean_softmax_and_logsumexp_match_the_cpu() {
         ops::logsumexp(&x, Some(&[0]), true, d).unwrap()
     });
     let means = pollster::block_on(
-        ops::mean(&ints, Some(&[1]), false, Device::Gpu)
-            .unwrap()
-            .to_f32_vec(&runtime),
+        runtime.read_f32(&ops::mean(&ints, Some(&[1]), false, Device::Gpu).unwrap()),
     )
     .unwrap();
     assert_eq!(means, vec![2.0, 5.0]);
@@ -518,9 +516,7 @@ fn mean_softmax_and_logsumexp_match_the_cpu() {
     )
     .unwrap();
     let lse = pollster::block_on(
-        ops::logsumexp(&rows, Some(&[1]), false, Device::Gpu)
-            .unwrap()
-            .to_f32_vec(&runtime),
+        runtime.read_f32(&ops::logsumexp(&rows, Some(&[1]), false, Device::Gpu).unwrap()),
     )
     .unwrap();
     assert_eq!(lse[0], f32::NEG_INFINITY);
@@ -535,7 +531,7 @@ fn empty_reductions_follow_numpy() {
     let runtime = gpu_runtime();
     let sums = ops::reduce(ReduceOp::Sum, &empty, Some(&[0]), false, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(sums.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&sums)).unwrap(),
         vec![0.0; 3]
     );
     let rows = ops::reduce(ReduceOp::Max, &empty, Some(&[1]), false, Device::Gpu).unwrap();
@@ -609,22 +605,15 @@ fn matmul_1024_on_the_gpu_matches_the_cpu_within_1e_3() {
         DType::Float32,
     )
     .unwrap();
-    let on_cpu = pollster::block_on(
-        ops::matmul(&a, &b, Device::Cpu)
-            .unwrap()
-            .to_f32_vec(&runtime),
-    )
-    .unwrap();
+    let on_cpu =
+        pollster::block_on(runtime.read_f32(&ops::matmul(&a, &b, Device::Cpu).unwrap())).unwrap();
     // Relative to the result's scale: entries are sums of 1024 products of values in [-4, 4].
     let scale = on_cpu.iter().fold(0f32, |m, v| m.max(v.abs()));
     for kernel in MATMUL_KERNELS {
         runtime.gpu().unwrap().matmul.set(kernel);
-        let on_gpu = pollster::block_on(
-            ops::matmul(&a, &b, Device::Gpu)
-                .unwrap()
-                .to_f32_vec(&runtime),
-        )
-        .unwrap();
+        let on_gpu =
+            pollster::block_on(runtime.read_f32(&ops::matmul(&a, &b, Device::Gpu).unwrap()))
+                .unwrap();
         let worst = on_gpu
             .iter()
             .zip(&on_cpu)
@@ -704,7 +693,7 @@ fn stack_adds_an_axis_and_split_checks_its_sections() {
     let s = ops::stack(&[a.clone(), b.clone()], -1, Device::Gpu).unwrap();
     assert_eq!(s.shape(), &[3, 2]);
     assert_eq!(
-        pollster::block_on(s.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&s)).unwrap(),
         vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
     );
     let parts = ops::split(&s, ops::SplitAt::Sections(3), 0, Device::Cpu).unwrap();

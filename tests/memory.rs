@@ -10,7 +10,7 @@ use tandem::memory::allocator::{self, cache_bytes};
 use tandem::memory::policy::rounded;
 use tandem::memory::{Scope, Stats, stats};
 use tandem::primitive::BinaryOp;
-use tandem::{Array, DType, Device, ops, scheduler};
+use tandem::{Array, DType, Device, ops};
 
 const MIB: u64 = 1 << 20;
 
@@ -19,7 +19,7 @@ fn active() -> u64 {
 }
 
 fn evaluate(runtime: &tandem::Runtime, arrays: &[Array]) {
-    pollster::block_on(scheduler::evaluate(runtime, arrays)).unwrap();
+    pollster::block_on(runtime.evaluate(arrays)).unwrap();
 }
 
 /// A float32 array of `bytes` made on the GPU.
@@ -136,16 +136,16 @@ fn a_gpu_evaluation_past_the_limit_flushes_retries_then_fails_cleanly() {
         "the batch held freed buffers until a flush"
     );
     let big: Vec<Array> = (0..3).map(|i| gpu_array(4 * MIB, i)).collect();
-    let result = pollster::block_on(scheduler::evaluate(&runtime, &big));
+    let result = pollster::block_on(runtime.evaluate(&big));
     assert_eq!(result.unwrap_err().kind(), "MemoryLimitError");
     assert_eq!(stats().num_ooms, 1, "one failure, counted once");
     drop(big);
-    let expected: Vec<f32> = pollster::block_on(x.to_f32_vec(&runtime))
+    let expected: Vec<f32> = pollster::block_on(runtime.read_f32(&x))
         .unwrap()
         .iter()
         .map(|v| v * 21.0)
         .collect();
-    let got = pollster::block_on(y.to_f32_vec(&runtime)).unwrap();
+    let got = pollster::block_on(runtime.read_f32(&y)).unwrap();
     for (g, e) in got.iter().zip(&expected) {
         assert!((g - e).abs() <= 1e-5 * e.abs().max(1.0), "{g} vs {e}");
     }
@@ -195,7 +195,7 @@ fn no_buffer_is_reused_while_unsubmitted_work_reads_it() {
         .collect();
     evaluate(&runtime, &outs);
     for (i, out) in outs.iter().enumerate() {
-        let values = pollster::block_on(out.to_f32_vec(&runtime)).unwrap();
+        let values = pollster::block_on(runtime.read_f32(&out)).unwrap();
         assert!(values.iter().all(|&v| v == 2.0 * i as f32), "output {i}");
     }
 }
@@ -302,7 +302,7 @@ fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
     );
     for (array, expected) in &held {
         assert_eq!(
-            pollster::block_on(array.to_vec::<i32>(&runtime)).unwrap(),
+            pollster::block_on(runtime.read::<i32>(&array)).unwrap(),
             *expected
         );
     }
@@ -318,7 +318,7 @@ fn a_buffer_past_the_adapters_limits_is_a_memory_limit_error() {
     // Random numbers are made on the GPU, so nothing this big exists on the host.
     let too_big = gpu_array(max + 4, 1);
     let before = active();
-    let err = pollster::block_on(scheduler::evaluate(&runtime, &[too_big])).unwrap_err();
+    let err = pollster::block_on(runtime.evaluate(&[too_big])).unwrap_err();
     assert_eq!(err.kind(), "MemoryLimitError");
     assert!(
         err.message().contains("exceeds the adapter's max"),
@@ -341,7 +341,7 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
     let y = ops::add(&x, &x, Device::Gpu).unwrap();
     let z = ops::binary(BinaryOp::Multiply, &y, &x, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(z.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&z)).unwrap(),
         vec![4.5; 1000],
         "the discarded batch ran again with new buffers"
     );
@@ -351,8 +351,7 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
 
     fail_next_buffers_for_tests(100);
     let w = ops::add(&z, &x, Device::Gpu).unwrap();
-    let err =
-        pollster::block_on(scheduler::evaluate(&runtime, std::slice::from_ref(&w))).unwrap_err();
+    let err = pollster::block_on(runtime.evaluate(std::slice::from_ref(&w))).unwrap_err();
     assert_eq!(err.kind(), "MemoryLimitError");
     assert!(
         err.message().contains("ran out of memory"),
@@ -366,11 +365,11 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
     );
     fail_next_buffers_for_tests(0);
     assert_eq!(
-        pollster::block_on(w.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&w)).unwrap(),
         vec![6.0; 1000]
     );
     assert_eq!(
-        pollster::block_on(z.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&z)).unwrap(),
         vec![4.5; 1000],
         "z is intact"
     );
@@ -383,7 +382,7 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
     let on_gpu = ops::add(&x, &x, Device::Gpu).unwrap();
     let on_cpu = ops::add(&on_gpu, &x, Device::Cpu).unwrap();
     assert_eq!(
-        pollster::block_on(on_cpu.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&on_cpu)).unwrap(),
         vec![4.5; 1000]
     );
     assert_eq!(

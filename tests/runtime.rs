@@ -39,7 +39,7 @@ fn gpu_add_of_the_readme_example() {
     let a = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
     let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3]).unwrap();
     let c = ops::add(&a, &b, Device::Gpu).unwrap();
-    let out = pollster::block_on(c.to_f32_vec(&runtime)).unwrap();
+    let out = pollster::block_on(runtime.read_f32(&c)).unwrap();
     assert_eq!(out, vec![11.0, 22.0, 33.0]);
     assert!(c.storage().unwrap().on_gpu(), "the add ran on the GPU");
 }
@@ -51,7 +51,7 @@ fn gpu_int_add_wraps_like_the_cpu() {
     let b = Array::from_slice(&[1i32, 3], &[2]).unwrap();
     let c = ops::add(&a, &b, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(c.to_vec::<i32>(&runtime)).unwrap(),
+        pollster::block_on(runtime.read::<i32>(&c)).unwrap(),
         vec![i32::MIN, -2]
     );
 }
@@ -69,7 +69,7 @@ fn empty_and_scalar_arrays_add_on_both_devices() {
         let scalar = Array::from_f32(&[2.5], &[]).unwrap();
         let sum = ops::add(&scalar, &row, device).unwrap();
         assert_eq!(
-            pollster::block_on(sum.to_f32_vec(&runtime)).unwrap(),
+            pollster::block_on(runtime.read_f32(&sum)).unwrap(),
             vec![3.5, 4.5, 5.5]
         );
     }
@@ -85,7 +85,7 @@ fn gpu_result_feeds_a_cpu_op_and_back() {
         x = ops::add(&x, &one, device).unwrap();
     }
     assert_eq!(
-        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&x)).unwrap(),
         vec![20.0; 4]
     );
 }
@@ -99,7 +99,7 @@ fn deep_chain_evaluates_without_recursion() {
         x = ops::add(&x, &one, Device::Cpu).unwrap();
     }
     assert_eq!(
-        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&x)).unwrap(),
         vec![10_000.0]
     );
     assert!(
@@ -119,7 +119,7 @@ fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
         x = ops::add(&x, &one, Device::Gpu).unwrap();
     }
     assert_eq!(
-        pollster::block_on(x.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&x)).unwrap(),
         vec![2500.0, 2500.5]
     );
     assert!(
@@ -140,7 +140,7 @@ fn intermediates_are_freed_once_their_last_consumer_has_run() {
         drop((y, z));
         assert!(weak_y.upgrade().is_some(), "unevaluated, the graph holds y");
         assert_eq!(
-            pollster::block_on(w.to_f32_vec(&runtime)).unwrap(),
+            pollster::block_on(runtime.read_f32(&w)).unwrap(),
             vec![6.0, 12.0]
         );
         assert!(
@@ -168,14 +168,14 @@ fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
     let c = ops::add(&a, &b, Device::Cpu).unwrap();
     let d = ops::add(&a, &c, Device::Gpu).unwrap();
     assert_eq!(
-        pollster::block_on(d.to_f32_vec(&runtime)).unwrap(),
+        pollster::block_on(runtime.read_f32(&d)).unwrap(),
         vec![4.0; 100]
     );
     assert_eq!(moved().0 - up, 2 * 400, "a and c were uploaded once each");
     assert_eq!(moved().1 - down, 400, "d was read back once");
-    pollster::block_on(d.to_f32_vec(&runtime)).unwrap();
+    pollster::block_on(runtime.read_f32(&d)).unwrap();
     let e = ops::add(&a, &d, Device::Gpu).unwrap();
-    pollster::block_on(e.to_f32_vec(&runtime)).unwrap();
+    pollster::block_on(runtime.read_f32(&e)).unwrap();
     assert_eq!(
         moved().0 - up,
         800,

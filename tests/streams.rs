@@ -8,7 +8,7 @@ use common::{gpu_runtime, words};
 use tandem::memory::Scope;
 use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::storage::drop_redundant_copies;
-use tandem::{Array, Device, memory, ops, scheduler};
+use tandem::{Array, Device, memory, ops};
 
 fn exp(x: &Array, device: Device) -> Array {
     ops::unary(UnaryOp::Exp, x, device).unwrap()
@@ -49,7 +49,7 @@ fn readbacks_needed_together_share_one_submit() {
     let b = ops::add(&x, &x, Device::Gpu).unwrap();
     let c = ops::add(&a, &b, Device::Cpu).unwrap();
     let before = gpu.submit_count();
-    block_on(scheduler::evaluate(&runtime, std::slice::from_ref(&c))).unwrap();
+    block_on(runtime.evaluate(std::slice::from_ref(&c))).unwrap();
     assert_eq!(
         gpu.submit_count() - before,
         1,
@@ -59,7 +59,7 @@ fn readbacks_needed_together_share_one_submit() {
     let d = mul(&x, &x, Device::Gpu).unwrap();
     let e = exp(&x, Device::Gpu);
     let before = gpu.submit_count();
-    let read = block_on(scheduler::read(&runtime, &[d, e])).unwrap();
+    let read = block_on(runtime.read_storages(&[d, e])).unwrap();
     assert_eq!(gpu.submit_count() - before, 1, "two outputs, one submit");
     assert_eq!(&read[0][..], words_of(&[1.0, 4.0, 9.0]));
 }
@@ -78,11 +78,7 @@ fn cpu_work_goes_on_while_a_readback_is_in_flight() {
         independent = ops::add(&independent, &x, Device::Cpu).unwrap();
     }
     runtime.profiler.start();
-    block_on(scheduler::evaluate(
-        &runtime,
-        &[needs_readback.clone(), independent.clone()],
-    ))
-    .unwrap();
+    block_on(runtime.evaluate(&[needs_readback.clone(), independent.clone()])).unwrap();
     let report = block_on(runtime.profiler.finish(runtime.gpu())).unwrap();
     let ops: Vec<&str> = report.cpu.iter().map(|span| span.op).collect();
     assert_eq!(
@@ -94,7 +90,7 @@ fn cpu_work_goes_on_while_a_readback_is_in_flight() {
     assert_eq!(report.gpu[0].dispatches.len(), 1);
     assert!(report.cpu[0].start_ms >= report.gpu[0].submit_ms);
     let expected: Vec<f32> = [0.5f32; 64].iter().map(|v| v.exp().exp()).collect();
-    let got = block_on(needs_readback.to_f32_vec(&runtime)).unwrap();
+    let got = block_on(runtime.read_f32(&needs_readback)).unwrap();
     for (g, e) in got.iter().zip(&expected) {
         assert!((g - e).abs() <= 1e-5 * e.abs(), "{g} vs {e}");
     }
@@ -108,7 +104,7 @@ fn profiles_time_gpu_dispatches_when_the_adapter_has_timestamps() {
     let product = ops::matmul(&a, &a, Device::Gpu).unwrap();
     let total = ops::reduce(ReduceOp::Sum, &product, None, false, Device::Gpu).unwrap();
     runtime.profiler.start();
-    block_on(scheduler::evaluate(&runtime, std::slice::from_ref(&total))).unwrap();
+    block_on(runtime.evaluate(std::slice::from_ref(&total))).unwrap();
     let report = block_on(runtime.profiler.finish(Some(gpu))).unwrap();
     assert_eq!(report.gpu.len(), 1);
     let batch = &report.gpu[0];
@@ -153,7 +149,7 @@ fn both_copies_count_as_active_and_a_redundant_copy_can_be_dropped() {
     assert_eq!(active(Scope::Gpu), gpu0);
     let again = ops::add(&doubled, &a, Device::Gpu).unwrap();
     assert_eq!(
-        block_on(again.to_f32_vec(&runtime)).unwrap(),
+        block_on(runtime.read_f32(&again)).unwrap(),
         vec![4.5; 256],
         "dropped copies are re-derived from the host"
     );

@@ -38,18 +38,20 @@ pub fn set_dispatches_per_submit(count: usize) {
 }
 
 /// Dispatches recorded but not yet submitted. Its parameter blocks are consecutive in the ring
-/// because the scheduler submits before every await, so no other batch takes blocks while this
-/// one holds staged ones.
-pub struct CommandBatch<'a> {
-    gpu: &'a GpuContext,
+/// because the runtime has one recording batch (the scheduler's): no other batch takes blocks
+/// while this one holds staged ones.
+pub struct CommandBatch {
+    gpu: Rc<GpuContext>,
     encoder: Option<wgpu::CommandEncoder>,
     /// This batch's parameter blocks, padded to a block each, from ring block `first_slot`.
     staged: Vec<u32>,
     first_slot: usize,
     /// Readbacks recorded in this batch, mapped once it is submitted.
     maps: Vec<PendingMap>,
-    /// Set while a profile records.
-    profile: Option<BatchProfile<'a>>,
+    /// The profiler this batch reports to while it records, if any.
+    profiler: Option<Rc<Profiler>>,
+    /// Set while a profile records: from the first dispatch after the profiler started.
+    profile: Option<BatchProfile>,
     /// Command buffers this batch has submitted.
     submits: usize,
     /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
@@ -59,44 +61,50 @@ pub struct CommandBatch<'a> {
 
 /// What a batch records for a profile: each dispatch's kernel and, where the adapter has
 /// `timestamp-query`, a begin and an end timestamp per dispatch.
-struct BatchProfile<'a> {
-    profiler: &'a Profiler,
+struct BatchProfile {
     kernels: Vec<String>,
     queries: Option<wgpu::QuerySet>,
 }
 
-impl<'a> CommandBatch<'a> {
-    pub fn new(gpu: &'a GpuContext) -> CommandBatch<'a> {
+impl CommandBatch {
+    pub fn new(gpu: Rc<GpuContext>) -> CommandBatch {
         CommandBatch {
             gpu,
             encoder: None,
             staged: Vec::new(),
             first_slot: 0,
             maps: Vec::new(),
+            profiler: None,
             profile: None,
             submits: 0,
             keep_alive: Vec::new(),
         }
     }
 
-    /// A batch that reports its dispatches to `profiler` while it records.
-    pub fn profiled(gpu: &'a GpuContext, profiler: &'a Profiler) -> CommandBatch<'a> {
+    /// A batch that reports its dispatches to `profiler` whenever that is recording.
+    pub fn profiled(gpu: Rc<GpuContext>, profiler: Rc<Profiler>) -> CommandBatch {
         let mut batch = CommandBatch::new(gpu);
-        if profiler.is_active() {
-            let queries = gpu.has_timestamps().then(|| {
-                gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("tandem profile"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * PARAM_SLOTS as u32,
-                })
-            });
-            batch.profile = Some(BatchProfile {
-                profiler,
-                kernels: Vec::new(),
-                queries,
-            });
-        }
+        batch.profiler = Some(profiler);
         batch
+    }
+
+    /// Starts recording a profile of this batch if its profiler records and it has not yet.
+    fn start_profile(&mut self) {
+        if self.profile.is_some() || !self.profiler.as_ref().is_some_and(|p| p.is_active()) {
+            return;
+        }
+        let gpu = &self.gpu;
+        let queries = gpu.has_timestamps().then(|| {
+            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("tandem profile"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * PARAM_SLOTS as u32,
+            })
+        });
+        self.profile = Some(BatchProfile {
+            kernels: Vec::new(),
+            queries,
+        });
     }
 
     /// The open encoder, started on first use.
@@ -161,6 +169,7 @@ impl<'a> CommandBatch<'a> {
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &entries,
             });
+        self.start_profile();
         let queries = self.profile.as_mut().and_then(|p| {
             p.kernels.push(label.to_string());
             p.queries
@@ -232,9 +241,7 @@ impl<'a> CommandBatch<'a> {
         self.staged.clear();
         self.maps.clear();
         self.keep_alive.clear();
-        if let Some(profile) = self.profile.as_mut() {
-            profile.kernels.clear();
-        }
+        self.profile = None;
     }
 
     /// Command buffers this batch has submitted so far.
@@ -259,12 +266,11 @@ impl<'a> CommandBatch<'a> {
             self.gpu.count_submit();
             self.submits += 1;
         }
-        if let Some(profile) = self.profile.as_mut()
+        // A profile covers one submit; the next dispatch starts another if still recording.
+        if let (Some(profile), Some(profiler)) = (self.profile.take(), self.profiler.as_ref())
             && !profile.kernels.is_empty()
         {
-            let kernels = std::mem::take(&mut profile.kernels);
-            let profiler = profile.profiler;
-            profiler.record_submit(self.gpu, submit_ms, kernels, timestamps);
+            profiler.record_submit(&self.gpu, submit_ms, profile.kernels, timestamps);
         }
         self.keep_alive.clear();
         for map in self.maps.drain(..) {
@@ -275,13 +281,13 @@ impl<'a> CommandBatch<'a> {
                 .slice(..map.bytes)
                 .map_async(wgpu::MapMode::Read, move |result| {
                     // The receiver is only dropped if its readback is, and then no one cares.
-                    let _ = sender.send(result);
+                    let _ = sender.send(result.map_err(|e| e.to_string()));
                 });
         }
     }
 }
 
-impl CommandBatch<'_> {
+impl CommandBatch {
     /// Records the resolve and readback of this batch's timestamps, if it took any.
     fn resolve_timestamps(&mut self) -> Option<Readback> {
         let profile = self.profile.as_ref()?;
@@ -303,7 +309,7 @@ impl CommandBatch<'_> {
     }
 }
 
-impl Drop for CommandBatch<'_> {
+impl Drop for CommandBatch {
     /// Recorded work is submitted even when evaluation stops early on an error, because the
     /// nodes already recorded hold buffers that only this work fills.
     fn drop(&mut self) {

@@ -1,34 +1,42 @@
 //! Readback: GPU buffers copied into staging buffers by a batch and mapped after its submit,
 //! and waiting for the queue. Natively the device is polled; in the browser the `mapAsync` and
 //! `onSubmittedWorkDone` promises resolve on the event loop and nothing blocks.
+//!
+//! A readback's mapping can be awaited by any number of readers ([`Readback::mapped`]); it is
+//! taken once, synchronously, by [`Readback::take_words`] after it has resolved, so a host
+//! copy is only ever made from a finished mapping.
 
 use futures_channel::oneshot;
+use futures_util::FutureExt;
+use futures_util::future::Shared;
 
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::memory::allocator::GpuBuffer;
 
+/// How a mapping ended: `Err` carries the mapping error's text.
+pub(crate) type MapResult = std::result::Result<(), String>;
+
 /// A readback waiting for its batch's submit.
 pub(crate) struct PendingMap {
     pub(crate) staging: GpuBuffer,
     pub(crate) bytes: u64,
-    pub(crate) sender: oneshot::Sender<std::result::Result<(), wgpu::BufferAsyncError>>,
+    pub(crate) sender: oneshot::Sender<MapResult>,
     pub(crate) submission: Submission,
 }
 
-pub(crate) type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
-
 /// The submit that carries a readback's copy, once it has happened; native waits poll for it.
 pub(crate) type Submission = std::rc::Rc<std::cell::RefCell<Option<wgpu::SubmissionIndex>>>;
+
+/// The mapping's outcome; `Canceled` when the work that was to map it was discarded.
+type Outcome = std::result::Result<MapResult, oneshot::Canceled>;
 
 /// A GPU buffer's elements on their way to the host.
 pub struct Readback {
     staging: Option<GpuBuffer>,
     words: usize,
-    done: oneshot::Receiver<MapResult>,
+    done: Shared<oneshot::Receiver<MapResult>>,
     pub(crate) submission: Submission,
-    /// The mapping's outcome, once [`Readback::is_ready`] has seen it.
-    outcome: Option<std::result::Result<MapResult, oneshot::Canceled>>,
 }
 
 impl Readback {
@@ -40,40 +48,40 @@ impl Readback {
         Readback {
             staging,
             words,
-            done,
+            done: done.shared(),
             submission: Submission::default(),
-            outcome: None,
         }
     }
 
-    /// Whether the mapping has finished (or failed), without waiting.
-    pub fn is_ready(&mut self) -> bool {
-        if self.outcome.is_none() {
-            self.outcome = match self.done.try_recv() {
-                Ok(Some(result)) => Some(Ok(result)),
-                Ok(None) => None,
-                Err(canceled) => Some(Err(canceled)),
-            };
-        }
-        self.outcome.is_some()
+    /// Whether the mapping has finished, failed or been discarded, without waiting.
+    pub fn is_ready(&self) -> bool {
+        self.done.peek().is_some()
     }
 
-    /// Waits for the mapping and returns the elements; the staging buffer goes back to the
-    /// pool. Its batch must have been submitted.
-    pub async fn finish(mut self, gpu: &GpuContext) -> Result<Vec<u32>> {
-        let outcome = match self.outcome.take() {
-            Some(outcome) => outcome,
-            None => {
-                let index = self.submission.borrow().clone();
-                wait_for_callbacks(gpu, index);
-                (&mut self.done).await
-            }
+    /// A future that resolves once the mapping has (any reader may hold one). Its batch must
+    /// have been submitted, or it resolves only if that batch is discarded.
+    pub fn mapped(&self, gpu: &GpuContext) -> impl std::future::Future<Output = ()> + use<> {
+        let index = self.submission.borrow().clone();
+        if !self.is_ready() {
+            wait_for_callbacks(gpu, index);
+        }
+        self.done.clone().map(|_| ())
+    }
+
+    /// The elements of a mapping that has resolved ([`Readback::is_ready`]); the staging
+    /// buffer is unmapped and goes back to the cache. `Ok(None)` when the work that was to
+    /// map it was discarded.
+    pub fn take_words(mut self) -> Result<Option<Vec<u32>>> {
+        let outcome: Outcome =
+            self.done.peek().cloned().ok_or_else(|| {
+                Error::Device("readback: taken before its mapping resolved".into())
+            })?;
+        let Ok(mapping) = outcome else {
+            return Ok(None);
         };
-        outcome
-            .map_err(|_| Error::Device("readback: the device was lost before mapping".into()))?
-            .map_err(|e| Error::Device(format!("readback: mapping failed ({e})")))?;
+        mapping.map_err(|e| Error::Device(format!("readback: mapping failed ({e})")))?;
         let Some(staging) = self.staging.take() else {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         };
         let bytes = (self.words * 4) as u64;
         let words = {
@@ -85,7 +93,14 @@ impl Readback {
             bytemuck::cast_slice(&view).to_vec()
         };
         staging.buffer().unmap();
-        Ok(words)
+        Ok(Some(words))
+    }
+
+    /// Waits for the mapping and returns the elements. Its batch must have been submitted.
+    pub async fn finish(self, gpu: &GpuContext) -> Result<Vec<u32>> {
+        self.mapped(gpu).await;
+        self.take_words()?
+            .ok_or_else(|| Error::Device("readback: the device was lost before mapping".into()))
     }
 }
 

@@ -106,7 +106,7 @@ impl NdArray {
         };
         future_to_promise(async move {
             let runtime = current().await.map_err(to_js)?;
-            let words = array.to_words(&runtime).await.map_err(to_js)?;
+            let words = runtime.read_words(&array).await.map_err(to_js)?;
             convert(&array, &words)
         })
     }

@@ -119,7 +119,8 @@ pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
 }
 
 /// Resolves once the work queued on `stream` (or on every stream, without one) has finished.
-/// CPU work runs to completion inside `evaluate`, so only the GPU queue can be busy.
+/// CPU work runs to completion inside `evaluate`, so only the GPU queue can be busy; waiting
+/// for it includes submitting recorded work and finishing readbacks in flight.
 #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
 pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
     let all_streams = stream.is_undefined();
@@ -129,8 +130,8 @@ pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
     }
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
-        if let (true, Some(gpu)) = (on_gpu, runtime.gpu()) {
-            crate::gpu::readback::wait_idle(gpu).await.map_err(to_js)?;
+        if on_gpu {
+            runtime.synchronize().await.map_err(to_js)?;
         }
         Ok(JsValue::UNDEFINED)
     }))
@@ -149,9 +150,7 @@ pub fn evaluate(
         .map_err(to_js)?;
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
-        crate::scheduler::evaluate(&runtime, &arrays)
-            .await
-            .map_err(to_js)?;
+        runtime.evaluate(&arrays).await.map_err(to_js)?;
         Ok(JsValue::UNDEFINED)
     }))
 }

@@ -14,7 +14,7 @@
 //!   fail with `MemoryLimitError`. Cached buffers do not count as active, but the cache is
 //!   trimmed so that active plus cached bytes stay within the limit as well.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -210,7 +210,9 @@ fn ensure_room(what: &str, size: u64) -> Result<()> {
     }
     with(|a| a.evict_while(|_| false));
     // Dropping copies returns their blocks here, so the allocator must not be borrowed.
-    crate::storage::drop_redundant_copies(Device::Gpu);
+    if let Some(reclaim) = RECLAIM.with(Cell::get) {
+        reclaim();
+    }
     with(|a| {
         if a.fits_limit(size) {
             Ok(())
@@ -218,6 +220,17 @@ fn ensure_room(what: &str, size: u64) -> Result<()> {
             Err(a.limit_error(what, size))
         }
     })
+}
+
+thread_local! {
+    /// Lets go of copies that can be re-derived; set by the scheduler, which owns storages.
+    static RECLAIM: Cell<Option<fn() -> usize>> = const { Cell::new(None) };
+}
+
+/// Sets what a request past the limit calls, after trimming the cache, to free memory that
+/// can be re-derived (the scheduler drops GPU copies that have a host copy).
+pub fn set_reclaim(reclaim: fn() -> usize) {
+    RECLAIM.with(|r| r.set(Some(reclaim)));
 }
 
 /// A GPU buffer of at least `requested` bytes for `usage`, from the cache when one fits.

@@ -25,6 +25,8 @@ struct Unverified {
 
 thread_local! {
     static UNVERIFIED: RefCell<Vec<Unverified>> = const { RefCell::new(Vec::new()) };
+    /// Reports that [`verify`] has taken and is still awaiting.
+    static VERIFYING: Cell<usize> = const { Cell::new(0) };
     /// Test hook: how many of the next created buffers to report as out of memory.
     static FAIL_NEXT: Cell<usize> = const { Cell::new(0) };
 }
@@ -66,18 +68,22 @@ fn simulated_error() -> wgpu::Error {
     }
 }
 
-/// Whether some created buffer has not been confirmed yet.
+/// Whether some created buffer has not been confirmed yet, including those a [`verify`]
+/// under way is awaiting.
 pub fn has_unverified() -> bool {
-    UNVERIFIED.with(|u| !u.borrow().is_empty())
+    UNVERIFIED.with(|u| !u.borrow().is_empty()) || VERIFYING.with(Cell::get) > 0
 }
 
 /// Waits for the reports of every buffer created so far. A buffer the GPU could not create is
 /// marked lost (it is never reused), and the result is a `MemoryLimitError` naming it.
 pub async fn verify() -> Result<()> {
     let pending = UNVERIFIED.with(|u| std::mem::take(&mut *u.borrow_mut()));
+    let mut awaiting = Awaiting::new(pending.len());
     let mut failure = None;
     for unverified in pending {
-        let Some(error) = unverified.report.await else {
+        let report = unverified.report.await;
+        awaiting.one_done();
+        let Some(error) = report else {
             continue;
         };
         if let Some(block) = unverified.block.upgrade() {
@@ -89,6 +95,27 @@ pub async fn verify() -> Result<()> {
         )));
     }
     failure.map_or(Ok(()), Err)
+}
+
+/// Counts reports in [`VERIFYING`] while a [`verify`] awaits them, even if it is dropped.
+struct Awaiting(usize);
+
+impl Awaiting {
+    fn new(count: usize) -> Awaiting {
+        VERIFYING.with(|v| v.set(v.get() + count));
+        Awaiting(count)
+    }
+
+    fn one_done(&mut self) {
+        self.0 -= 1;
+        VERIFYING.with(|v| v.set(v.get() - 1));
+    }
+}
+
+impl Drop for Awaiting {
+    fn drop(&mut self) {
+        VERIFYING.with(|v| v.set(v.get() - self.0));
+    }
 }
 
 /// Makes the next `count` created buffers report out of memory, to test the recovery path

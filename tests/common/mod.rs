@@ -17,7 +17,7 @@ pub fn gpu_runtime() -> Runtime {
 
 /// Evaluates `a` and returns its words, row-major.
 pub fn words(runtime: &Runtime, a: &Array) -> Vec<u32> {
-    pollster::block_on(a.to_words(runtime)).unwrap().to_vec()
+    pollster::block_on(runtime.read_words(a)).unwrap().to_vec()
 }
 
 /// A small deterministic generator (PCG-style), so cases are reproducible from a seed.

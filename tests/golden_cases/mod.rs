@@ -40,7 +40,7 @@ pub async fn flushes_subnormals(runtime: &Runtime) -> bool {
     let tiny = Array::from_words(vec![1], &[], DType::Float32).unwrap();
     let zero = Array::from_f32(&[0.0], &[]).unwrap();
     let sum = ops::binary(BinaryOp::Add, &tiny, &zero, Device::Gpu).unwrap();
-    sum.to_words(runtime).await.unwrap()[0] == 0
+    runtime.read_words(&sum).await.unwrap()[0] == 0
 }
 
 fn is_subnormal(word: u32) -> bool {
@@ -115,8 +115,8 @@ async fn run_case(
                 got.shape()
             ));
         }
-        let mut words = got
-            .to_words(runtime)
+        let mut words = runtime
+            .read_words(got)
             .await
             .map_err(|e| e.to_string())?
             .to_vec();
@@ -163,7 +163,7 @@ async fn reference_on_cpu(
     let outputs = apply(op, params, inputs, Device::Cpu).map_err(|e| e.to_string())?;
     let mut specs = Vec::new();
     for out in outputs {
-        let words = out.to_words(runtime).await.map_err(|e| e.to_string())?;
+        let words = runtime.read_words(&out).await.map_err(|e| e.to_string())?;
         let data: Vec<Value> = words
             .iter()
             .map(|&w| match out.dtype() {

@@ -3,6 +3,7 @@
 mod bench;
 mod cmd;
 mod demo;
+mod interleave;
 mod manifest;
 mod package;
 mod serve;
@@ -24,7 +25,10 @@ commands:
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
-  bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting";
+  bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting
+  interleave [--programs N] [--seed S]
+                    the long run of the browser's random interleaving test: N programs
+                    (default 2000) of overlapping calls from seed S (default: the time)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +51,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["bench", name] => bench::bench(&manifest, name),
+        ["interleave", rest @ ..] => interleave::interleave(&manifest, rest),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             Ok(())

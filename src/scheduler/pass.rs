@@ -1,0 +1,237 @@
+//! One synchronous pass over a caller's graph: every node that can run now runs, GPU nodes
+//! into the shared recording batch, CPU nodes at once; a CPU node whose input is only on the
+//! GPU requests its readback and waits, with everything downstream of it.
+//!
+//! The graph is walked with an explicit stack, never recursion, so chains thousands of nodes
+//! deep do not overflow the (small) wasm stack. Views share their input's storage and run no
+//! kernel.
+
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use super::state::State;
+use crate::array::{Array, Data};
+use crate::error::Result;
+use crate::gpu::encoder::{CommandBatch, dispatches_per_submit};
+use crate::memory::{allocator, device_errors};
+use crate::primitive::Primitive;
+use crate::profile::{Profiler, now_ms};
+use crate::storage::{HostWords, Storage};
+use crate::stream::Device;
+use crate::{cpu, gpu};
+
+/// How a pass ended.
+pub(super) enum Step {
+    /// Every node behind the outputs has run, though its GPU work may be unsubmitted.
+    Ran,
+    /// Some nodes (or, for a read, the outputs) wait for these storages' readbacks, which are
+    /// requested.
+    Wait(Vec<Rc<Storage>>),
+    /// A node needs the recorded work submitted first, and that work uses buffers the GPU has
+    /// yet to confirm.
+    Flush,
+}
+
+pub(super) struct Pass<'s> {
+    pub(super) state: &'s mut State,
+    pub(super) gpu: Option<&'s gpu::GpuContext>,
+    pub(super) profiler: &'s Profiler,
+    /// Nodes this pass has run.
+    pub(super) ran: usize,
+}
+
+impl Pass<'_> {
+    /// Runs what can run of the graph behind `outputs`; with `to_host`, also requests the
+    /// readbacks of outputs that have no host copy.
+    pub(super) fn run(&mut self, outputs: &[Array], to_host: bool) -> Result<Step> {
+        let mut needs = Vec::new();
+        let mut blocked = HashSet::new();
+        for node in topological_order(outputs) {
+            let inputs = node.inputs();
+            if inputs.iter().any(|i| blocked.contains(&i.id())) {
+                blocked.insert(node.id());
+                continue;
+            }
+            if !self.make_room_to_record(&node, &inputs) {
+                return Ok(Step::Flush);
+            }
+            let op = node.primitive().map_or("data", |p| p.name());
+            let run = || self.try_run(&node, &inputs, &mut needs);
+            match allocator::in_context(node.stream(), op, run)? {
+                Some((data, true)) => {
+                    let storage = data.storage.clone();
+                    node.set_data_keeping_inputs(data);
+                    self.state.note_recorded(node, &storage);
+                    self.ran += 1;
+                }
+                Some((data, false)) => {
+                    node.set_data(data);
+                    self.ran += 1;
+                }
+                None => {
+                    blocked.insert(node.id());
+                }
+            }
+        }
+        if to_host {
+            for storage in outputs.iter().filter_map(Array::storage) {
+                if !storage.on_host() {
+                    self.state.request_readback(&storage)?;
+                    needs.push(storage);
+                }
+            }
+        }
+        Ok(if needs.is_empty() {
+            Step::Ran
+        } else {
+            Step::Wait(needs)
+        })
+    }
+
+    /// Submits recorded work that must go before `node` (a CPU node that can run now runs
+    /// while the GPU works; a full batch is sent), unless some buffer it uses is unconfirmed:
+    /// then `false`, and the caller flushes asynchronously. A CPU node that first needs a
+    /// readback submits nothing here: its readback joins the recorded work.
+    fn make_room_to_record(&mut self, node: &Array, inputs: &[Array]) -> bool {
+        let on_cpu = node.device() == Device::Cpu || self.gpu.is_none();
+        let needs_submit = if on_cpu {
+            self.state.has_unsubmitted_work() && inputs.iter().all(|i| stored(i).storage.on_host())
+        } else {
+            self.state
+                .batch
+                .as_ref()
+                .is_some_and(|b| b.recorded_dispatches() >= dispatches_per_submit())
+        };
+        if !needs_submit {
+            return true;
+        }
+        if device_errors::has_unverified() {
+            return false;
+        }
+        self.state.submit();
+        true
+    }
+
+    /// Runs `node` if its inputs are where its device needs them; `None` when it must wait
+    /// for readbacks (requested here, and added to `needs`). With the data comes whether
+    /// unsubmitted work computes it.
+    fn try_run(
+        &mut self,
+        node: &Array,
+        inputs: &[Array],
+        needs: &mut Vec<Rc<Storage>>,
+    ) -> Result<Option<(Data, bool)>> {
+        let input_data: Vec<Data> = inputs.iter().map(stored).collect();
+        if let Some(Primitive::View(view)) = node.primitive()
+            && let Some(layout) =
+                view.layout(inputs[0].shape(), &input_data[0].layout, node.shape())
+        {
+            let storage = input_data[0].storage.clone();
+            let recorded = self.state.is_pending_write(&storage);
+            return Ok(Some((Data { storage, layout }, recorded)));
+        }
+        let (storage, recorded) = match (node.device(), self.gpu, self.state.batch.as_mut()) {
+            (Device::Gpu, Some(gpu), Some(batch)) => {
+                let storage = run_on_gpu(gpu, batch, node, inputs, &input_data)?;
+                (storage, true)
+            }
+            _ => match self.host_inputs(&input_data, needs)? {
+                Some(words) => (self.run_on_cpu(node, inputs, &input_data, &words)?, false),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some((
+            Data::contiguous(Rc::new(storage), node.shape()),
+            recorded,
+        )))
+    }
+
+    /// The inputs' host copies, or `None` after requesting readbacks of those that have none.
+    fn host_inputs(
+        &mut self,
+        input_data: &[Data],
+        needs: &mut Vec<Rc<Storage>>,
+    ) -> Result<Option<Vec<HostWords>>> {
+        let words: Vec<_> = input_data.iter().map(|d| d.storage.host_words()).collect();
+        if words.iter().all(Option::is_some) {
+            return Ok(words.into_iter().collect());
+        }
+        for d in input_data.iter().filter(|d| !d.storage.on_host()) {
+            self.state.request_readback(&d.storage)?;
+            needs.push(d.storage.clone());
+        }
+        Ok(None)
+    }
+
+    fn run_on_cpu(
+        &mut self,
+        node: &Array,
+        inputs: &[Array],
+        input_data: &[Data],
+        words: &[HostWords],
+    ) -> Result<Storage> {
+        // Start the recorded GPU work, so the GPU runs it while this node runs.
+        self.state.submit();
+        let start_ms = now_ms();
+        let host: Vec<_> = words
+            .iter()
+            .zip(input_data)
+            .map(|(w, d)| cpu::HostInput {
+                words: w,
+                layout: &d.layout,
+            })
+            .collect();
+        let result = cpu::eval(node, inputs, &host)?;
+        let op = node.primitive().map_or("array", |p| p.name());
+        self.profiler.record_cpu(op, node.stream(), start_ms);
+        Storage::from_host(result)
+    }
+}
+
+fn run_on_gpu(
+    gpu: &gpu::GpuContext,
+    batch: &mut CommandBatch,
+    node: &Array,
+    inputs: &[Array],
+    input_data: &[Data],
+) -> Result<Storage> {
+    let buffers = input_data
+        .iter()
+        .map(|d| d.storage.ensure_gpu(gpu))
+        .collect::<Result<Vec<_>>>()?;
+    let gpu_inputs: Vec<_> = buffers
+        .iter()
+        .zip(input_data)
+        .map(|(buffer, d)| gpu::ops::GpuInput {
+            buffer,
+            layout: &d.layout,
+        })
+        .collect();
+    let buffer = gpu::ops::eval(gpu, batch, node, inputs, &gpu_inputs)?;
+    Ok(Storage::from_gpu(buffer, node.size()))
+}
+
+/// Unevaluated nodes behind `outputs`, each after its inputs.
+fn topological_order(outputs: &[Array]) -> Vec<Array> {
+    let mut order = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
+    while let Some((node, inputs_done)) = stack.pop() {
+        if inputs_done {
+            order.push(node);
+            continue;
+        }
+        if node.is_evaluated() || !seen.insert(node.id()) {
+            continue;
+        }
+        let inputs = node.inputs();
+        stack.push((node, true));
+        stack.extend(inputs.into_iter().rev().map(|input| (input, false)));
+    }
+    order
+}
+
+/// The data of an input, which dependency order guarantees has run.
+fn stored(input: &Array) -> Data {
+    input.data().expect("inputs run before their consumers")
+}

@@ -1,0 +1,163 @@
+//! The scheduler's one shared state: the recording batch, the storages its unsubmitted work
+//! writes, the nodes it computes, and the readbacks in flight. Every method is synchronous;
+//! callers hold the state only between awaits.
+
+use std::collections::HashSet;
+use std::rc::{Rc, Weak};
+
+use crate::array::Array;
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::gpu::encoder::CommandBatch;
+use crate::gpu::readback::Readback;
+use crate::profile::Profiler;
+use crate::storage::Storage;
+
+pub(super) struct State {
+    /// GPU nodes are recorded here, by every caller, in the order they are run.
+    pub(super) batch: Option<CommandBatch>,
+    /// Readbacks of buffers that no unsubmitted work writes. Submitted ahead of `batch`, so
+    /// they do not wait behind the GPU work recorded since.
+    early: Option<CommandBatch>,
+    /// Storages that `batch`'s unsubmitted work writes.
+    pending_writes: HashSet<*const Storage>,
+    /// Nodes whose results unsubmitted work computes; they keep their inputs until it is
+    /// submitted, so they can run again if it is discarded.
+    recorded: Vec<Array>,
+    /// At most one per storage, oldest first; every reader of the storage awaits the same one.
+    readbacks: Vec<InFlight>,
+    /// Batches discarded in a row because the GPU could not create a buffer.
+    pub(super) device_ooms: usize,
+}
+
+/// A readback and the storage whose host copy it makes. It does not keep the storage: an
+/// array disposed meanwhile frees its memory, and its readback's words are dropped.
+struct InFlight {
+    storage: Weak<Storage>,
+    readback: Readback,
+}
+
+impl InFlight {
+    fn reads(&self, storage: &Rc<Storage>) -> bool {
+        std::ptr::eq(self.storage.as_ptr(), Rc::as_ptr(storage))
+    }
+}
+
+impl State {
+    pub(super) fn new(gpu: Option<&Rc<GpuContext>>, profiler: &Rc<Profiler>) -> State {
+        State {
+            batch: gpu.map(|g| CommandBatch::profiled(g.clone(), profiler.clone())),
+            early: gpu.map(|g| CommandBatch::new(g.clone())),
+            pending_writes: HashSet::new(),
+            recorded: Vec::new(),
+            readbacks: Vec::new(),
+            device_ooms: 0,
+        }
+    }
+
+    /// Whether unsubmitted work writes `storage`.
+    pub(super) fn is_pending_write(&self, storage: &Rc<Storage>) -> bool {
+        self.pending_writes.contains(&Rc::as_ptr(storage))
+    }
+
+    /// Notes a node whose result `batch`'s unsubmitted work computes into `storage`.
+    pub(super) fn note_recorded(&mut self, node: Array, storage: &Rc<Storage>) {
+        self.pending_writes.insert(Rc::as_ptr(storage));
+        self.recorded.push(node);
+    }
+
+    pub(super) fn has_unsubmitted_work(&self) -> bool {
+        [&self.early, &self.batch]
+            .into_iter()
+            .any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
+    }
+
+    /// Submits the early readbacks, then the recorded work; the recorded nodes let go of
+    /// their inputs, which the queue no longer needs.
+    pub(super) fn submit(&mut self) {
+        for batch in [self.early.as_mut(), self.batch.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            batch.submit();
+        }
+        self.pending_writes.clear();
+        for node in self.recorded.drain(..) {
+            node.release_inputs();
+        }
+    }
+
+    /// Drops the recorded work unsubmitted, and makes its nodes lazy again: whoever needs them
+    /// runs them again. Its readbacks resolve as discarded, so their readers wake and ask
+    /// again; [`State::settle`] drops them.
+    pub(super) fn discard(&mut self) {
+        for batch in [self.early.as_mut(), self.batch.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            batch.discard();
+        }
+        self.pending_writes.clear();
+        for node in std::mem::take(&mut self.recorded) {
+            node.clear_data();
+        }
+    }
+
+    /// Records a readback of `storage`'s GPU copy, unless it has a host copy or one is in
+    /// flight already: after the work that writes it, or ahead of all recorded work if none
+    /// does.
+    pub(super) fn request_readback(&mut self, storage: &Rc<Storage>) -> Result<()> {
+        if storage.on_host() || self.readbacks.iter().any(|r| r.reads(storage)) {
+            return Ok(());
+        }
+        let buffer = storage
+            .gpu_buffer()
+            .expect("storage without a host copy has a GPU copy");
+        let batch = if self.is_pending_write(storage) {
+            self.batch.as_mut()
+        } else {
+            self.early.as_mut()
+        };
+        let batch = batch.expect("a GPU copy implies a GPU context");
+        let readback = batch.read_back(&buffer, storage.len())?;
+        self.readbacks.push(InFlight {
+            storage: Rc::downgrade(storage),
+            readback,
+        });
+        Ok(())
+    }
+
+    /// A future that resolves once the first of `storages` with a readback in flight has been
+    /// mapped; `None` when none has one (they were settled or discarded meanwhile).
+    pub(super) fn first_mapping(
+        &self,
+        gpu: &GpuContext,
+        storages: &[Rc<Storage>],
+    ) -> Option<impl std::future::Future<Output = ()> + use<>> {
+        self.readbacks
+            .iter()
+            .find(|r| storages.iter().any(|s| r.reads(s)))
+            .map(|r| r.readback.mapped(gpu))
+    }
+
+    /// A future that resolves once the oldest readback in flight has been mapped; `None`
+    /// when there is none.
+    pub(super) fn oldest_mapping(
+        &self,
+        gpu: &GpuContext,
+    ) -> Option<impl std::future::Future<Output = ()> + use<>> {
+        self.readbacks.first().map(|r| r.readback.mapped(gpu))
+    }
+
+    /// Takes every readback whose mapping has resolved and gives its storage the host copy.
+    /// Discarded ones are dropped; their readers ask again.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        while let Some(index) = self.readbacks.iter().position(|r| r.readback.is_ready()) {
+            let InFlight { storage, readback } = self.readbacks.remove(index);
+            if let (Some(words), Some(storage)) = (readback.take_words()?, storage.upgrade()) {
+                storage.set_host(words)?;
+            }
+        }
+        Ok(())
+    }
+}
