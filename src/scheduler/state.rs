@@ -66,6 +66,13 @@ impl State {
         self.recorded.push(node);
     }
 
+    /// The early batch, then the recording one, which submit in that order.
+    fn batches(&mut self) -> impl Iterator<Item = &mut CommandBatch> {
+        [self.early.as_mut(), self.batch.as_mut()]
+            .into_iter()
+            .flatten()
+    }
+
     pub(super) fn has_unsubmitted_work(&self) -> bool {
         [&self.early, &self.batch]
             .into_iter()
@@ -75,12 +82,7 @@ impl State {
     /// Submits the early readbacks, then the recorded work; the recorded nodes let go of
     /// their inputs, which the queue no longer needs.
     pub(super) fn submit(&mut self) {
-        for batch in [self.early.as_mut(), self.batch.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            batch.submit();
-        }
+        self.batches().for_each(CommandBatch::submit);
         self.pending_writes.clear();
         for node in self.recorded.drain(..) {
             node.release_inputs();
@@ -91,12 +93,7 @@ impl State {
     /// runs them again. Its readbacks resolve as discarded, so their readers wake and ask
     /// again; [`State::settle`] drops them.
     pub(super) fn discard(&mut self) {
-        for batch in [self.early.as_mut(), self.batch.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            batch.discard();
-        }
+        self.batches().for_each(CommandBatch::discard);
         self.pending_writes.clear();
         for node in std::mem::take(&mut self.recorded) {
             node.clear_data();
