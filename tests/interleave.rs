@@ -21,8 +21,11 @@ use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::stream::Stream;
 use tandem::{Array, Device, Error, Runtime, ops};
 
-/// A started call: an evaluation (`None`) or a read of the words of the array it names.
-type Call<'r> = Pin<Box<dyn Future<Output = (Option<usize>, Result<Vec<u32>, Error>)> + 'r>>;
+/// How a call ended: the array a read read (`None` for an evaluation), and its words.
+type Outcome = (Option<usize>, Result<Vec<u32>, Error>);
+
+/// A started call.
+type Call<'r> = Pin<Box<dyn Future<Output = Outcome> + 'r>>;
 
 /// A program's arrays and calls in flight.
 struct Page<'r> {
@@ -71,7 +74,7 @@ impl<'r> Page<'r> {
 
     /// Polls each call in flight once, in a random order, as an event loop interleaves them;
     /// returns the outcomes of those that finished.
-    fn poll_some(&mut self) -> Vec<(usize, (Option<usize>, Result<Vec<u32>, Error>))> {
+    fn poll_some(&mut self) -> Vec<Outcome> {
         let mut order: Vec<usize> = (0..self.calls.len()).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, self.rng.below(i + 1));
@@ -86,7 +89,7 @@ impl<'r> Page<'r> {
                 && let Poll::Ready(outcome) = call.as_mut().poll(&mut context)
             {
                 self.calls[i] = None;
-                done.push((i, outcome));
+                done.push(outcome);
             }
         }
         done
@@ -168,7 +171,7 @@ impl<'r> Page<'r> {
             Step::Dispose(x) => self.arrays[*x] = None,
             Step::Await(n) => {
                 while self.calls[*n].is_some() {
-                    for (_, outcome) in self.poll_some() {
+                    for outcome in self.poll_some() {
                         check(outcome, values)?;
                     }
                 }
@@ -184,7 +187,7 @@ impl<'r> Page<'r> {
             }
             _ => {}
         }
-        for (_, outcome) in self.poll_some() {
+        for outcome in self.poll_some() {
             check(outcome, values)?;
         }
         Ok(())

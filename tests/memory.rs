@@ -195,7 +195,7 @@ fn no_buffer_is_reused_while_unsubmitted_work_reads_it() {
         .collect();
     evaluate(&runtime, &outs);
     for (i, out) in outs.iter().enumerate() {
-        let values = pollster::block_on(runtime.read_f32(&out)).unwrap();
+        let values = pollster::block_on(runtime.read_f32(out)).unwrap();
         assert!(values.iter().all(|&v| v == 2.0 * i as f32), "output {i}");
     }
 }
@@ -302,7 +302,7 @@ fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
     );
     for (array, expected) in &held {
         assert_eq!(
-            pollster::block_on(runtime.read::<i32>(&array)).unwrap(),
+            pollster::block_on(runtime.read::<i32>(array)).unwrap(),
             *expected
         );
     }

@@ -59,13 +59,20 @@ impl Readback {
     }
 
     /// A future that resolves once the mapping has (any reader may hold one). Its batch must
-    /// have been submitted, or it resolves only if that batch is discarded.
+    /// have been submitted by the time it is first polled, or it resolves only if that batch
+    /// is discarded.
     pub fn mapped(&self, gpu: &GpuContext) -> impl std::future::Future<Output = ()> + use<> {
-        let index = self.submission.borrow().clone();
-        if !self.is_ready() {
-            wait_for_callbacks(gpu, index);
+        let done = self.done.clone();
+        let submission = self.submission.clone();
+        let device = gpu.device.clone();
+        async move {
+            if done.peek().is_none() {
+                yield_now().await;
+                let index = submission.borrow().clone();
+                wait_for_callbacks(&device, index);
+            }
+            done.await.ok();
         }
-        self.done.clone().map(|_| ())
     }
 
     /// The elements of a mapping that has resolved ([`Readback::is_ready`]); the staging
@@ -121,23 +128,43 @@ pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
         // The receiver is only dropped if the waiting future is, and then no one cares.
         let _ = sender.send(());
     });
-    wait_for_callbacks(gpu, None);
+    yield_now().await;
+    wait_for_callbacks(&gpu.device, None);
     receiver
         .await
         .map_err(|_| Error::Device("synchronize: the device was lost".into()))
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn wait_for_callbacks(gpu: &GpuContext, submission: Option<wgpu::SubmissionIndex>) {
+fn wait_for_callbacks(device: &wgpu::Device, submission: Option<wgpu::SubmissionIndex>) {
     // Natively nothing else drives the device, so block until the submission (or, without
     // one, all work) is done and its callbacks have run.
-    let _ = gpu.device.poll(wgpu::PollType::Wait {
+    let _ = device.poll(wgpu::PollType::Wait {
         submission_index: submission,
         timeout: None,
     });
 }
 
 #[cfg(target_arch = "wasm32")]
-fn wait_for_callbacks(_gpu: &GpuContext, _submission: Option<wgpu::SubmissionIndex>) {
+fn wait_for_callbacks(_device: &wgpu::Device, _submission: Option<wgpu::SubmissionIndex>) {
     // The browser's event loop runs the callback once the mapAsync promise resolves.
+}
+
+/// Natively, returns to the executor once before blocking on the device, so that calls in
+/// flight interleave at every GPU wait as they do in the browser, where each wait is a
+/// promise. In the browser the wait itself yields.
+async fn yield_now() {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if yielded {
+                return std::task::Poll::Ready(());
+            }
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+        .await;
+    }
 }

@@ -112,7 +112,8 @@ impl Scheduler {
                 return Ok(());
             };
             mapping.await;
-            self.state.borrow_mut().settle()?;
+            // Readers of these storages meet (and count) their own failures.
+            allocator::as_retryable(|| self.state.borrow_mut().settle(&[]))?;
         }
     }
 
@@ -152,19 +153,30 @@ impl Scheduler {
         let mut retried = false;
         loop {
             let (ran, step) = self.pass(outputs, to_host);
-            match step {
+            // A flush's own failure is final (`flush` retries once itself); a pass or a
+            // readback past the memory limit is retried below.
+            let attempt = match step {
                 Ok(Step::Ran) => {
                     self.flush().await?;
                     if self.is_done(outputs, to_host) {
                         return Ok(());
                     }
+                    Ok(())
                 }
                 Ok(Step::Wait(needs)) => {
                     self.flush().await?;
-                    self.wait_for_any(&needs).await?;
-                    retried = false;
+                    let received = self.wait_for_any(&needs).await;
+                    retried &= received.is_err();
+                    received
                 }
-                Ok(Step::Flush) => self.flush().await?,
+                Ok(Step::Flush) => {
+                    self.flush().await?;
+                    Ok(())
+                }
+                Err(err) => Err(err),
+            };
+            match attempt {
+                Ok(()) => {}
                 Err(Error::MemoryLimit(message)) => {
                     if retried && ran == 0 {
                         allocator::record_oom();
@@ -252,7 +264,8 @@ impl Scheduler {
         if let Some(mapping) = mapping {
             mapping.await;
         }
-        self.state.borrow_mut().settle()
+        // A failure is counted as an OOM only if the retry in `drive` fails too.
+        allocator::as_retryable(|| self.state.borrow_mut().settle(storages))
     }
 
     async fn wait_idle(&self) -> Result<()> {

@@ -147,14 +147,27 @@ impl State {
     }
 
     /// Takes every readback whose mapping has resolved and gives its storage the host copy.
-    /// Discarded ones are dropped; their readers ask again.
-    pub(super) fn settle(&mut self) -> Result<()> {
+    /// Discarded ones are dropped; their readers ask again. A failure (a mapping error, or no
+    /// room for the host copy) is returned only if it concerns one of `needs`: whoever needs
+    /// another storage asks for it again and meets its own failure.
+    pub(super) fn settle(&mut self, needs: &[Rc<Storage>]) -> Result<()> {
+        let mut failure = None;
         while let Some(index) = self.readbacks.iter().position(|r| r.readback.is_ready()) {
             let InFlight { storage, readback } = self.readbacks.remove(index);
-            if let (Some(words), Some(storage)) = (readback.take_words()?, storage.upgrade()) {
-                storage.set_host(words)?;
+            let needed = needs
+                .iter()
+                .any(|s| std::ptr::eq(storage.as_ptr(), Rc::as_ptr(s)));
+            let outcome =
+                readback
+                    .take_words()
+                    .and_then(|words| match (words, storage.upgrade()) {
+                        (Some(words), Some(storage)) => storage.set_host(words).map(drop),
+                        _ => Ok(()),
+                    });
+            if let (Err(err), true) = (outcome, needed) {
+                failure.get_or_insert(err);
             }
         }
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 }
