@@ -34,6 +34,8 @@ struct Page<'r> {
     arrays: Vec<Option<Array>>,
     calls: Vec<Option<Call<'r>>>,
     rng: Rng,
+    /// Active bytes when the program started; limits are set above it.
+    base: u64,
 }
 
 impl<'r> Page<'r> {
@@ -63,6 +65,7 @@ impl<'r> Page<'r> {
             arrays: Vec::new(),
             calls: Vec::new(),
             rng: Rng::new(seed),
+            base: stats().active_bytes.get(Scope::All).current,
         }
     }
 
@@ -177,7 +180,7 @@ impl<'r> Page<'r> {
                 }
             }
             Step::SetMemoryLimit(limit) => {
-                allocator::set_memory_limit(*limit);
+                allocator::set_memory_limit(limit.map(|l| self.base + l));
             }
             Step::SetCacheLimit(limit) => {
                 allocator::set_cache_limit(*limit);
@@ -281,7 +284,12 @@ fn shrink(runtime: &Runtime, program: &Program, seed: u64) -> Program {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        // PROPTEST_CASES=N runs more; each case is four programs.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_interleavings_give_the_sequential_values(seed in any::<u64>()) {

@@ -192,12 +192,64 @@ async fn a_memory_limit_error_leaves_live_arrays_readable() {
     big.dispose();
 }
 
+#[wasm_bindgen_test]
+async fn readers_of_one_array_share_one_readback() {
+    runtime_info().await;
+    let x = float_array(&[3.0; 256], on("cpu"));
+    let y = binary(multiply, &x, &x, on("gpu"));
+    let before = stat("transfer_bytes.gpu_to_cpu");
+    let reads = js_sys::Array::of3(&y.to_array(), &y.tolist(), &y.to_array());
+    let all: js_sys::Array = settle(js_sys::Promise::all(&reads))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(Float32Array::from(all.get(0)).to_vec(), vec![9.0; 256]);
+    assert_eq!(Float32Array::from(all.get(2)).to_vec(), vec![9.0; 256]);
+    assert_eq!(js_sys::Array::from(&all.get(1)).length(), 256);
+    assert_eq!(
+        stat("transfer_bytes.gpu_to_cpu") - before,
+        1024.0,
+        "three readers, one copy to the host"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn dispose_and_cache_trims_during_reads_leave_every_value_intact() {
+    runtime_info().await;
+    let active = stat("active_bytes.all.current");
+    let x = float_array(&[2.0; 4096], on("cpu"));
+    let y = exp(&x, on("gpu")).unwrap();
+    let z = binary(add, &y, &x, on("gpu"));
+    let expected: Vec<f32> = floats_of(z.to_array()).await;
+    let w = binary(multiply, &z, &x, on("gpu"));
+    // Reads started, then their arrays disposed and the cache emptied and disabled while
+    // the copies are in flight.
+    let read_w = w.to_array();
+    let read_z = z.to_array();
+    w.dispose();
+    z.dispose();
+    clear_cache();
+    let previous = set_cache_limit(0.0).unwrap();
+    let doubled: Vec<f32> = expected.iter().map(|v| v * 2.0).collect();
+    assert_eq!(floats_of(read_w).await, doubled);
+    assert_eq!(floats_of(read_z).await, expected);
+    set_cache_limit(previous).unwrap();
+    x.dispose();
+    y.dispose();
+    settle(synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stat("active_bytes.all.current"), active, "all of it freed");
+}
+
 /// One program's arrays and started promises, as a page holds them.
 struct Page {
     streams: Vec<JsValue>,
     arrays: Vec<Option<NdArray>>,
     /// Each started promise, with the array a read reads.
     promises: Vec<Option<(js_sys::Promise, Option<usize>)>>,
+    /// Active bytes when the program started; limits are set above it.
+    base: f64,
 }
 
 impl Page {
@@ -214,6 +266,7 @@ impl Page {
             streams,
             arrays: Vec::new(),
             promises: Vec::new(),
+            base: stat("active_bytes.all.current"),
         }
     }
 
@@ -310,7 +363,8 @@ impl Page {
                 None
             }
             Step::SetMemoryLimit(limit) => {
-                set_memory_limit(limit.map_or(f64::INFINITY, |l| l as f64)).unwrap();
+                let limit = limit.map_or(f64::INFINITY, |l| self.base + l as f64);
+                set_memory_limit(limit).unwrap();
                 None
             }
             Step::SetCacheLimit(limit) => {
@@ -361,6 +415,18 @@ fn describe(err: &JsValue) -> String {
 /// A settled promise against the reference: a read gives exactly the reference values; a
 /// failure may only be a `MemoryLimitError` (a limit may bite where the sequential run's
 /// order did not).
+thread_local! {
+    /// Reads compared and `MemoryLimitError`s met, for the summary line.
+    static TALLY: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+fn tally(reads: u64, limit_errors: u64) {
+    TALLY.with(|t| {
+        let (r, l) = t.get();
+        t.set((r + reads, l + limit_errors));
+    });
+}
+
 fn check(outcome: Result<JsValue, JsValue>, expected: Option<&Value>) -> Result<(), String> {
     let value = match outcome {
         Err(err) => {
@@ -368,6 +434,7 @@ fn check(outcome: Result<JsValue, JsValue>, expected: Option<&Value>) -> Result<
                 .dyn_ref::<js_sys::Error>()
                 .is_some_and(|e| e.name() == "MemoryLimitError");
             return if is_limit {
+                tally(0, 1);
                 Ok(())
             } else {
                 Err(format!("a call rejected with {}", describe(&err)))
@@ -378,6 +445,7 @@ fn check(outcome: Result<JsValue, JsValue>, expected: Option<&Value>) -> Result<
     let Some(expected) = expected else {
         return Ok(());
     };
+    tally(1, 0);
     let got: Vec<f64> = match expected.dtype {
         DType::Float32 => Float32Array::from(value)
             .to_vec()
@@ -510,6 +578,12 @@ async fn random_interleavings_give_the_sequential_values() {
         );
     }
     web_sys::console::log_1(
-        &format!("interleave: {count} programs from seed {seed} passed").into(),
+        &format!(
+            "interleave: {count} programs from seed {seed} passed: {} reads compared, {} \
+             MemoryLimitErrors met",
+            TALLY.with(|t| t.get().0),
+            TALLY.with(|t| t.get().1)
+        )
+        .into(),
     );
 }

@@ -74,6 +74,8 @@ pub enum Step {
     Dispose(usize),
     /// Awaits the promise started `n`-th.
     Await(usize),
+    /// A limit this many bytes above the active memory at the program's start; `None`
+    /// removes it.
     SetMemoryLimit(Option<u64>),
     SetCacheLimit(u64),
     ClearCache,
@@ -251,9 +253,9 @@ pub fn generate(rng: &mut Rng, len: usize) -> Program {
                 }
                 Step::Await(open[rng.below(open.len())])
             }
-            92..=94 => Step::SetMemoryLimit(rng.chance(50).then(|| {
-                // From a little above what the program holds to a few MiB.
-                (1 + rng.below(64)) as u64 * (n * n * 4) as u64 + (1 << 20)
+            92..=94 => Step::SetMemoryLimit(rng.chance(60).then(|| {
+                // Room for 2 to 40 arrays of the program's largest shape, so the limit bites.
+                (2 + rng.below(39)) as u64 * (n * n * 4) as u64
             })),
             95..=97 => Step::SetCacheLimit([0, 4096, 1 << 16, 1 << 20, 1 << 30][rng.below(5)]),
             _ => Step::ClearCache,
@@ -349,7 +351,7 @@ fn make_op(rng: &mut Rng, values: &[Value], live: &[usize]) -> Step {
 /// The program as a page would write it, for a failure report.
 pub fn to_js(program: &Program) -> String {
     let mut out = String::from(
-        "import * as tn from \"tandem\";\nawait tn.initRuntime();\nconst s = [\"cpu\", \"gpu\", tn.newStream(\"cpu\"), tn.newStream(\"gpu\")];\nconst a = [], p = [];\n",
+        "import * as tn from \"tandem\";\nawait tn.initRuntime();\nconst base = tn.getActiveMemory();\nconst s = [\"cpu\", \"gpu\", tn.newStream(\"cpu\"), tn.newStream(\"gpu\")];\nconst a = [], p = [];\n",
     );
     let mut arrays = 0;
     for step in &program.steps {
@@ -391,7 +393,7 @@ pub fn to_js(program: &Program) -> String {
             Step::Await(n) => format!("await p[{n}];"),
             Step::SetMemoryLimit(limit) => format!(
                 "tn.setMemoryLimit({});",
-                limit.map_or("Infinity".to_string(), |l| l.to_string())
+                limit.map_or("Infinity".to_string(), |l| format!("base + {l}"))
             ),
             Step::SetCacheLimit(limit) => format!("tn.setCacheLimit({limit});"),
             Step::ClearCache => "tn.clearCache();".to_string(),

@@ -35,7 +35,7 @@ pub fn interleave(manifest: &Manifest, args: &[&str]) -> Result<(), String> {
         .args(["test", "--headless", "--chrome"])
         .arg("--chromedriver")
         .arg(&manifest.chromedriver)
-        .args(["--", "--test", "web_interleave"])
+        .args(["--", "--test", "web_interleave", "--", "--nocapture"])
         .env("WASM_BINDGEN_TEST_TIMEOUT", "7200")
         .env("TANDEM_INTERLEAVE_PROGRAMS", programs.to_string())
         .env("TANDEM_INTERLEAVE_SEED", seed.to_string()))?;
