@@ -412,9 +412,6 @@ fn describe(err: &JsValue) -> String {
     }
 }
 
-/// A settled promise against the reference: a read gives exactly the reference values; a
-/// failure may only be a `MemoryLimitError` (a limit may bite where the sequential run's
-/// order did not).
 thread_local! {
     /// Reads compared and `MemoryLimitError`s met, for the summary line.
     static TALLY: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
@@ -427,6 +424,9 @@ fn tally(reads: u64, limit_errors: u64) {
     });
 }
 
+/// A settled promise against the reference: a read gives exactly the reference values; a
+/// failure may only be a `MemoryLimitError` (a limit may bite where the sequential run's
+/// order did not).
 fn check(outcome: Result<JsValue, JsValue>, expected: Option<&Value>) -> Result<(), String> {
     let value = match outcome {
         Err(err) => {
