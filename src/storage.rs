@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::upload_words;
 use crate::memory::allocator::{GpuBuffer, HostBlock, host_block, record_transfer};
@@ -89,7 +89,11 @@ impl Storage {
             // An upload into a buffer the GPU failed to create: upload again.
             drop(self.gpu.borrow_mut().take());
         }
-        let host = self.host_words().expect("storage has a host or a GPU copy");
+        // Only an upload's buffer can be lost while its storage lives: work that computes a
+        // storage is discarded, and its node made lazy, before a lost buffer is visible.
+        let host = self.host_words().ok_or_else(|| {
+            Error::Device("an array's GPU buffer was lost and it has no host copy".into())
+        })?;
         let buffer = upload_words(gpu, &host)?;
         record_transfer(Device::Gpu, (self.len * 4) as u64);
         *self.gpu.borrow_mut() = Some(buffer.clone());

@@ -289,6 +289,7 @@ pub fn alloc_gpu(
             requested,
             discard: std::cell::Cell::new(false),
             lost: std::cell::Cell::new(false),
+            unconfirmed: std::cell::Cell::new(watch.is_some()),
         });
         if let Some(watch) = watch {
             watch(&block);

@@ -54,6 +54,9 @@ pub struct GpuBlock {
     pub(crate) discard: std::cell::Cell<bool>,
     /// Set when the GPU reported that it could not create the buffer.
     pub(crate) lost: std::cell::Cell<bool>,
+    /// Set while the GPU has yet to report whether it created the buffer. A buffer dropped
+    /// in that state is destroyed, not cached: its report can no longer reach it.
+    pub(crate) unconfirmed: std::cell::Cell<bool>,
 }
 
 impl GpuBlock {
@@ -81,6 +84,11 @@ impl GpuBlock {
     pub fn is_lost(&self) -> bool {
         self.lost.get()
     }
+
+    /// Marks the buffer as one the GPU reported it created.
+    pub fn confirm(&self) {
+        self.unconfirmed.set(false);
+    }
 }
 
 impl Drop for GpuBlock {
@@ -94,7 +102,7 @@ impl Drop for GpuBlock {
             buffer: self.buffer.clone(),
             id: self.id,
         };
-        release_gpu(cached, self.discard.get());
+        release_gpu(cached, self.discard.get() || self.unconfirmed.get());
     }
 }
 

@@ -76,22 +76,33 @@ pub fn has_unverified() -> bool {
 
 /// Waits for the reports of every buffer created so far. A buffer the GPU could not create is
 /// marked lost (it is never reused), and the result is a `MemoryLimitError` naming it.
+///
+/// Buffers are marked only once every report is in, with no await between the marking and
+/// the return: the caller discards the work that uses them before any other caller can see
+/// a lost buffer. A confirmed buffer may go back to the cache once dropped.
 pub async fn verify() -> Result<()> {
     let pending = UNVERIFIED.with(|u| std::mem::take(&mut *u.borrow_mut()));
     let mut awaiting = Awaiting::new(pending.len());
-    let mut failure = None;
+    let mut reports = Vec::with_capacity(pending.len());
     for unverified in pending {
         let report = unverified.report.await;
         awaiting.one_done();
+        reports.push((unverified.block, unverified.requested, report));
+    }
+    let mut failure = None;
+    for (block, requested, report) in reports {
+        let block = block.upgrade();
         let Some(error) = report else {
+            if let Some(block) = block {
+                block.confirm();
+            }
             continue;
         };
-        if let Some(block) = unverified.block.upgrade() {
+        if let Some(block) = block {
             block.mark_lost();
         }
         failure.get_or_insert(Error::MemoryLimit(format!(
-            "the GPU ran out of memory creating a buffer of {} bytes ({error})",
-            unverified.requested
+            "the GPU ran out of memory creating a buffer of {requested} bytes ({error})"
         )));
     }
     failure.map_or(Ok(()), Err)
