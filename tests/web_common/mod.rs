@@ -5,8 +5,11 @@ use js_sys::{Array as JsArray, Float32Array, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use tandem::js::memory::memory_stats;
 use tandem::js::ndarray::NdArray;
+use tandem::js::ops::array;
 use tandem::js::runtime::init_runtime;
+use tandem::js::stream::evaluate;
 
 pub fn floats(values: &[f64]) -> JsValue {
     values
@@ -59,4 +62,64 @@ pub fn error_name(result: Result<NdArray, JsValue>) -> String {
         .dyn_into()
         .expect("a JS Error");
     String::from(err.name())
+}
+
+// Helpers of the concurrency tests, which start calls as a page does.
+
+pub fn stat(key: &str) -> f64 {
+    get(&memory_stats(), key)
+        .as_f64()
+        .unwrap_or_else(|| panic!("memoryStats() has no key {key}"))
+}
+
+pub fn float_array(values: &[f32], stream: JsValue) -> NdArray {
+    let data = Float32Array::from(values);
+    array(data.into(), options(&[("stream", stream)])).unwrap()
+}
+
+pub fn on(stream: &str) -> JsValue {
+    options(&[("stream", stream.into())])
+}
+
+pub async fn settle(promise: js_sys::Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(promise).await
+}
+
+pub async fn floats_of(promise: js_sys::Promise) -> Vec<f32> {
+    let value = settle(promise).await.unwrap();
+    value.dyn_into::<Float32Array>().unwrap().to_vec()
+}
+
+// Arrays go to the JS functions as extra handles, which are disposed at once: left to the
+// garbage collector, they would free memory in the middle of a later program's accounting.
+
+pub fn start_evaluate(arrays: &[&NdArray]) -> js_sys::Promise {
+    let handles: Vec<JsValue> = arrays.iter().map(|a| js_value(a)).collect();
+    let promise = evaluate(handles.clone()).unwrap();
+    handles.iter().for_each(dispose);
+    promise
+}
+
+pub type BinaryFn = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
+
+pub fn binary(f: BinaryFn, a: &NdArray, b: &NdArray, opts: JsValue) -> NdArray {
+    let (a, b) = (js_value(a), js_value(b));
+    let result = f(a.clone(), b.clone(), opts).unwrap();
+    dispose(&a);
+    dispose(&b);
+    result
+}
+
+pub fn dispose(value: &JsValue) {
+    let method: js_sys::Function = js_sys::Reflect::get(value, &"dispose".into())
+        .unwrap()
+        .unchecked_into();
+    method.call0(value).unwrap();
+}
+
+pub fn describe(err: &JsValue) -> String {
+    match err.dyn_ref::<js_sys::Error>() {
+        Some(e) => format!("{}: {}", String::from(e.name()), String::from(e.message())),
+        None => format!("{err:?}"),
+    }
 }
