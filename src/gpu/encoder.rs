@@ -52,8 +52,6 @@ pub struct CommandBatch {
     profiler: Option<Rc<Profiler>>,
     /// Set while a profile records: from the first dispatch after the profiler started.
     profile: Option<BatchProfile>,
-    /// Command buffers this batch has submitted.
-    submits: usize,
     /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
     /// handing them out again while this work has yet to run.
     keep_alive: Vec<GpuBuffer>,
@@ -76,7 +74,6 @@ impl CommandBatch {
             maps: Vec::new(),
             profiler: None,
             profile: None,
-            submits: 0,
             keep_alive: Vec::new(),
         }
     }
@@ -244,11 +241,6 @@ impl CommandBatch {
         self.profile = None;
     }
 
-    /// Command buffers this batch has submitted so far.
-    pub fn submits(&self) -> usize {
-        self.submits
-    }
-
     /// Submits what was recorded, then maps its readbacks; nothing happens when the batch is
     /// empty.
     pub fn submit(&mut self) {
@@ -264,7 +256,6 @@ impl CommandBatch {
         if let Some(encoder) = self.encoder.take() {
             index = Some(self.gpu.queue.submit([encoder.finish()]));
             self.gpu.count_submit();
-            self.submits += 1;
         }
         // A profile covers one submit; the next dispatch starts another if still recording.
         if let (Some(profile), Some(profiler)) = (self.profile.take(), self.profiler.as_ref())

@@ -92,10 +92,10 @@ impl Scheduler {
             .iter()
             .filter_map(Array::storage)
             .any(|s| !s.on_host());
-        match (&self.gpu, on_gpu_only) {
-            (Some(gpu), true) => wait_idle(gpu).await,
-            _ => Ok(()),
+        if on_gpu_only {
+            self.wait_idle().await?;
         }
+        Ok(())
     }
 
     /// Resolves once all work started so far has finished: recorded work is submitted, the
@@ -166,7 +166,9 @@ impl Scheduler {
                 Ok(Step::Wait(needs)) => {
                     self.flush().await?;
                     let received = self.wait_for_any(&needs).await;
-                    retried &= received.is_err();
+                    if received.is_ok() {
+                        retried = false;
+                    }
                     received
                 }
                 Ok(Step::Flush) => {

@@ -170,8 +170,7 @@ impl Pass<'_> {
         input_data: &[Data],
         words: &[HostWords],
     ) -> Result<Storage> {
-        // Start the recorded GPU work, so the GPU runs it while this node runs.
-        self.state.submit();
+        // make_room_to_record has submitted any recorded work, so the GPU runs it meanwhile.
         let start_ms = now_ms();
         let host: Vec<_> = words
             .iter()

@@ -153,10 +153,9 @@ impl State {
     pub(super) fn settle(&mut self, needs: &[Rc<Storage>]) -> Result<()> {
         let mut failure = None;
         while let Some(index) = self.readbacks.iter().position(|r| r.readback.is_ready()) {
-            let InFlight { storage, readback } = self.readbacks.remove(index);
-            let needed = needs
-                .iter()
-                .any(|s| std::ptr::eq(storage.as_ptr(), Rc::as_ptr(s)));
+            let flight = self.readbacks.remove(index);
+            let needed = needs.iter().any(|s| flight.reads(s));
+            let InFlight { storage, readback } = flight;
             let outcome =
                 readback
                     .take_words()
