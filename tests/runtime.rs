@@ -5,6 +5,7 @@
 mod common;
 
 use common::{gpu_runtime, words};
+use tandem::primitive::BinaryOp;
 use tandem::{Array, Device, ops};
 
 #[test]
@@ -186,4 +187,59 @@ fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
         800,
         "reading d twice read it back once; e once"
     );
+}
+
+/// A chain of small ops in steady state, one operand a scalar as a JS number makes: the second
+/// run creates no buffer (each request, a few bytes included, is served from the cache) and no
+/// pipeline; a dispatch over buffers already bound together reuses their bind group.
+#[test]
+fn a_repeated_chain_creates_no_buffers_or_pipelines() {
+    let runtime = gpu_runtime();
+    let gpu = runtime.gpu().unwrap();
+    let x = Array::from_f32(&[1.0; 64], &[64]).unwrap();
+    let run = || {
+        let mut y = x.clone();
+        for _ in 0..50 {
+            let two = Array::from_f32(&[2.0], &[]).unwrap();
+            let sum = ops::add(&y, &x, Device::Gpu).unwrap();
+            y = ops::binary(BinaryOp::Multiply, &sum, &two, Device::Gpu).unwrap();
+            y = ops::binary(BinaryOp::Subtract, &y, &x, Device::Gpu).unwrap();
+        }
+        pollster::block_on(runtime.read_f32(&y)).unwrap()
+    };
+    let first = run();
+    let created = gpu_segments_created();
+    let pipelines = gpu.pipelines.len();
+    let second = run();
+    assert_eq!(first, second);
+    // y <- 2 (y + 1) - 1 = 2y + 1 from y = 1: 2^51 - 1, which float32 rounds to 2^51.
+    assert_eq!(first, vec![2f32.powi(51); 64]);
+    assert_eq!(
+        gpu_segments_created(),
+        created,
+        "the second run took every buffer from the cache"
+    );
+    assert_eq!(gpu.pipelines.len(), pipelines);
+
+    let a = ops::add(&x, &x, Device::Gpu).unwrap();
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&a))).unwrap();
+    let groups = gpu.bind_groups.len();
+    for _ in 0..3 {
+        // Each sum's buffer is the one the previous sum freed, so the group is the same.
+        let b = ops::add(&a, &a, Device::Gpu).unwrap();
+        pollster::block_on(runtime.evaluate(std::slice::from_ref(&b))).unwrap();
+    }
+    assert_eq!(
+        gpu.bind_groups.len(),
+        groups + 1,
+        "one group serves the three sums"
+    );
+}
+
+fn gpu_segments_created() -> u64 {
+    use tandem::memory::stats::Scope;
+    tandem::memory::allocator::stats()
+        .segment
+        .get(Scope::Gpu)
+        .allocated
 }

@@ -404,25 +404,25 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     for dtype in DType::ALL {
         for op in UnaryOp::ALL {
             sources.push((
-                unary::key(op, dtype, op.out_dtype(dtype)),
+                unary::key(op, dtype, op.out_dtype(dtype)).to_string(),
                 unary::source(op, dtype, op.out_dtype(dtype)),
             ));
         }
         for to in DType::ALL {
             sources.push((
-                unary::key(UnaryOp::Cast, dtype, to),
+                unary::key(UnaryOp::Cast, dtype, to).to_string(),
                 unary::source(UnaryOp::Cast, dtype, to),
             ));
             for op in BinaryOp::ALL {
                 let promoted = tandem::dtype::promote(dtype, to);
                 sources.push((
-                    binary::key(op, dtype, to, promoted),
+                    binary::key(op, dtype, to, promoted).to_string(),
                     binary::source(op, dtype, to, promoted),
                 ));
             }
         }
         sources.push((
-            select::key(DType::Bool, dtype, dtype, dtype),
+            select::key(DType::Bool, dtype, dtype, dtype).to_string(),
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
         let reductions = ReduceOp::ALL;

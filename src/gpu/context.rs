@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use std::cell::Cell;
 
+use crate::gpu::bind_groups::BindGroupCache;
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::params::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
@@ -37,6 +38,7 @@ pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub pipelines: PipelineCache,
+    pub bind_groups: BindGroupCache,
     /// Every dispatch's parameters, in one uniform buffer.
     pub params: ParamRing,
     /// The matmul kernel for this adapter.
@@ -83,6 +85,7 @@ impl GpuContext {
             device,
             queue,
             pipelines: PipelineCache::default(),
+            bind_groups: BindGroupCache::default(),
             adapter: summarize(&adapter.get_info()),
             limits,
             features,

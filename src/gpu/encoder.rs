@@ -13,6 +13,7 @@ use crate::gpu::params::{PARAM_SLOT, PARAM_SLOTS};
 use crate::gpu::readback::{PendingMap, Readback};
 
 use crate::gpu::GpuContext;
+use crate::gpu::pipelines::Kernel;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
 use crate::profile::{Profiler, now_ms};
 
@@ -43,6 +44,9 @@ pub fn set_dispatches_per_submit(count: usize) {
 pub struct CommandBatch {
     gpu: Rc<GpuContext>,
     encoder: Option<wgpu::CommandEncoder>,
+    /// The compute pass dispatches are recorded into; it must end before the encoder records
+    /// anything else or finishes.
+    pass: Option<wgpu::ComputePass<'static>>,
     /// This batch's parameter blocks, padded to a block each, from ring block `first_slot`.
     staged: Vec<u32>,
     first_slot: usize,
@@ -69,6 +73,7 @@ impl CommandBatch {
         CommandBatch {
             gpu,
             encoder: None,
+            pass: None,
             staged: Vec::new(),
             first_slot: 0,
             maps: Vec::new(),
@@ -104,8 +109,10 @@ impl CommandBatch {
         });
     }
 
-    /// The open encoder, started on first use.
+    /// The open encoder, started on first use. Any open pass ends first: the encoder cannot
+    /// record anything else while a pass is open.
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.pass = None;
         self.encoder.get_or_insert_with(|| {
             self.gpu
                 .device
@@ -115,12 +122,12 @@ impl CommandBatch {
         })
     }
 
-    /// Records one dispatch of `pipeline` with `params` as its parameter block and `buffers`
-    /// (inputs, then the output) as bindings 1, 2, …
+    /// Records one dispatch of `kernel` with `params` as its parameter block and `buffers`
+    /// (inputs, then the output) as bindings 1, 2, … Dispatches share one compute pass until
+    /// a copy or the submit ends it: each pass costs the browser more than a dispatch does.
     pub fn dispatch(
         &mut self,
-        pipeline: &wgpu::ComputePipeline,
-        label: &str,
+        kernel: &Kernel,
         params: &[u32],
         buffers: &[&GpuBuffer],
         grid: (u32, u32, u32),
@@ -131,8 +138,7 @@ impl CommandBatch {
         if self.staged.len() >= PARAM_SLOTS * words_per_slot {
             self.submit();
         }
-        let ring = &self.gpu.params;
-        let slot = ring.take_slot();
+        let slot = self.gpu.params.take_slot();
         if self.staged.is_empty() {
             self.first_slot = slot;
         }
@@ -140,35 +146,31 @@ impl CommandBatch {
         self.staged.extend_from_slice(params);
         self.staged.resize(start + words_per_slot, 0);
         let offset = (slot as u64 * PARAM_SLOT) as u32;
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                buffer: ring.buffer.buffer(),
-                offset: 0,
-                size: std::num::NonZeroU64::new(PARAM_SLOT),
-            }),
-        }];
-        entries.extend(
-            buffers
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32 + 1,
-                    resource: b.buffer().as_entire_binding(),
-                }),
-        );
         self.keep_alive.extend(buffers.iter().map(|b| Rc::clone(b)));
-        let bind_group = self
-            .gpu
-            .device
-            .create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            });
         self.start_profile();
+        let profiled = self.profile.is_some();
+        if profiled || self.pass.is_none() {
+            self.begin_pass(&kernel.name);
+        }
+        let gpu = Rc::clone(&self.gpu);
+        let pass = self.pass.as_mut().expect("a pass was begun above");
+        pass.set_pipeline(&kernel.pipeline);
+        gpu.bind_groups.with_group(
+            &gpu.device,
+            &kernel.layout,
+            gpu.params.buffer.buffer(),
+            buffers,
+            |group| pass.set_bind_group(0, group, &[offset]),
+        );
+        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+    }
+
+    /// Ends the open pass and begins another; while a profile records, each dispatch gets its
+    /// own pass, whose begin and end timestamps time it.
+    fn begin_pass(&mut self, name: &str) {
+        self.pass = None;
         let queries = self.profile.as_mut().and_then(|p| {
-            p.kernels.push(label.to_string());
+            p.kernels.push(name.to_string());
             p.queries
                 .clone()
                 .map(|q| (q, 2 * (p.kernels.len() as u32 - 1)))
@@ -181,15 +183,14 @@ impl CommandBatch {
                     beginning_of_pass_write_index: Some(*first),
                     end_of_pass_write_index: Some(first + 1),
                 });
-        let mut pass = self
+        let pass = self
             .encoder()
             .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(label),
+                label: Some("tandem batch"),
                 timestamp_writes,
-            });
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &bind_group, &[offset]);
-        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+            })
+            .forget_lifetime();
+        self.pass = Some(pass);
     }
 
     /// Records a copy of the first `words` elements of `buffer` into a pooled staging buffer;
@@ -234,6 +235,7 @@ impl CommandBatch {
 
     /// Drops what was recorded without submitting it; its readbacks never complete.
     pub fn discard(&mut self) {
+        self.pass = None;
         self.encoder = None;
         self.staged.clear();
         self.maps.clear();
@@ -252,6 +254,7 @@ impl CommandBatch {
         }
         let timestamps = self.resolve_timestamps();
         let submit_ms = now_ms();
+        self.pass = None;
         let mut index = None;
         if let Some(encoder) = self.encoder.take() {
             index = Some(self.gpu.queue.submit([encoder.finish()]));
@@ -263,7 +266,8 @@ impl CommandBatch {
         {
             profiler.record_submit(&self.gpu, submit_ms, profile.kernels, timestamps);
         }
-        self.keep_alive.clear();
+        // Last used first: see `State::submit`.
+        while self.keep_alive.pop().is_some() {}
         for map in self.maps.drain(..) {
             *map.submission.borrow_mut() = index.clone();
             let sender = map.sender;

@@ -8,12 +8,67 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
 
-/// Pipelines keyed by a string that names the kernel, its entry point and everything it was
-/// specialized on; and the bind group layouts by input count.
+use crate::dtype::DType;
+
+/// What a pipeline is specialized on. Hashing it costs a few words, where a formatted string
+/// cost an allocation per dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    /// The kernel's family and entry point, e.g. `"unary"` or `"reduce_rows"`.
+    pub kernel: &'static str,
+    /// The op it computes, or `""`.
+    pub op: &'static str,
+    pub dtypes: [Option<DType>; 4],
+    /// Anything else the source is specialized on (operand kinds, a tile shape), packed.
+    pub variant: u32,
+}
+
+impl KernelKey {
+    pub fn new(kernel: &'static str, op: &'static str, dtypes: &[DType]) -> KernelKey {
+        KernelKey {
+            kernel,
+            op,
+            dtypes: std::array::from_fn(|i| dtypes.get(i).copied()),
+            variant: 0,
+        }
+    }
+
+    pub fn variant(self, variant: u32) -> KernelKey {
+        KernelKey { variant, ..self }
+    }
+}
+
+impl fmt::Display for KernelKey {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.kernel)?;
+        if !self.op.is_empty() {
+            write!(f, ":{}", self.op)?;
+        }
+        for dtype in self.dtypes.iter().flatten() {
+            write!(f, ":{}", dtype.name())?;
+        }
+        if self.variant != 0 {
+            write!(f, ":v{}", self.variant)?;
+        }
+        Ok(())
+    }
+}
+
+/// A compiled pipeline with the layout its bind groups use and its name for profiles.
+#[derive(Debug)]
+pub struct Kernel {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+    pub name: Rc<str>,
+}
+
+/// Pipelines by [`KernelKey`], and the bind group layouts by input count.
 #[derive(Debug, Default)]
 pub struct PipelineCache {
-    pipelines: RefCell<HashMap<String, wgpu::ComputePipeline>>,
+    pipelines: RefCell<HashMap<KernelKey, Rc<Kernel>>>,
     layouts: RefCell<HashMap<usize, wgpu::BindGroupLayout>>,
 }
 
@@ -23,35 +78,40 @@ impl PipelineCache {
     pub fn get_or_create(
         &self,
         device: &wgpu::Device,
-        key: &str,
+        key: KernelKey,
         entry: &str,
         inputs: usize,
         source: impl FnOnce() -> String,
-    ) -> wgpu::ComputePipeline {
-        if let Some(pipeline) = self.pipelines.borrow().get(key) {
-            return pipeline.clone();
+    ) -> Rc<Kernel> {
+        if let Some(kernel) = self.pipelines.borrow().get(&key) {
+            return kernel.clone();
         }
+        let name: Rc<str> = key.to_string().into();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(key),
+            label: Some(&name),
             source: wgpu::ShaderSource::Wgsl(source().into()),
         });
+        let bind_layout = self.bind_group_layout(device, inputs);
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(key),
-            bind_group_layouts: &[Some(&self.bind_group_layout(device, inputs))],
+            label: Some(&name),
+            bind_group_layouts: &[Some(&bind_layout)],
             immediate_size: 0,
         });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(key),
+            label: Some(&name),
             layout: Some(&layout),
             module: &module,
             entry_point: Some(entry),
             compilation_options: Default::default(),
             cache: None,
         });
-        self.pipelines
-            .borrow_mut()
-            .insert(key.to_string(), pipeline.clone());
-        pipeline
+        let kernel = Rc::new(Kernel {
+            pipeline,
+            layout: bind_layout,
+            name,
+        });
+        self.pipelines.borrow_mut().insert(key, kernel.clone());
+        kernel
     }
 
     /// The layout of a kernel with `inputs` read-only storage buffers.

@@ -141,7 +141,8 @@ impl Allocator {
                     && policy.fits(c.size, size, pool)
                     && self.fits_limit(c.size)
             })
-            .min_by_key(|(_, c)| c.size)
+            // Of equal sizes, the most recently freed; see `State::submit` for why.
+            .min_by_key(|&(i, c)| (c.size, std::cmp::Reverse(i)))
             .map(|(i, _)| i)?;
         let cached = self.cache.remove(index);
         self.cache_bytes -= cached.size;
@@ -251,10 +252,10 @@ pub fn alloc_gpu(
     ensure_room("allocating GPU memory", size)?;
     with(|a| {
         let cached = a.take_cached(device, usage, pool, size);
-        let (buffer, size, watch) = match cached {
+        let (buffer, size, serial, watch) = match cached {
             Some(cached) => {
                 a.stats.num_cache_hits += 1;
-                (cached.buffer, cached.size, None)
+                (cached.buffer, cached.size, cached.serial, None)
             }
             None => {
                 a.stats.num_cache_misses += 1;
@@ -272,7 +273,7 @@ pub fn alloc_gpu(
                     },
                 );
                 a.stats.segment_alloc(Device::Gpu, pool, size);
-                (buffer, size, Some(watch))
+                (buffer, size, a.new_id(), Some(watch))
             }
         };
         a.stats.activate(Device::Gpu, pool, size, requested);
@@ -281,6 +282,7 @@ pub fn alloc_gpu(
         a.live.insert(id, live);
         let block = Rc::new(GpuBlock {
             id,
+            serial,
             buffer,
             device: device.clone(),
             usage,

@@ -44,6 +44,9 @@ pub type GpuBuffer = Rc<GpuBlock>;
 #[derive(Debug)]
 pub struct GpuBlock {
     pub(crate) id: u64,
+    /// Names the underlying buffer for as long as it exists, across reuses from the cache
+    /// (which give the block a new `id`); never reused, so it can key caches of bind groups.
+    pub(crate) serial: u64,
     pub(crate) buffer: wgpu::Buffer,
     pub(crate) device: wgpu::Device,
     pub(crate) usage: Usage,
@@ -62,6 +65,11 @@ pub struct GpuBlock {
 impl GpuBlock {
     pub fn buffer(&self) -> &wgpu::Buffer {
         &self.buffer
+    }
+
+    /// The underlying buffer's serial, stable across reuses and never given to another.
+    pub fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// The bytes asked for (the buffer may be bigger).
@@ -101,6 +109,7 @@ impl Drop for GpuBlock {
             requested: self.requested,
             buffer: self.buffer.clone(),
             id: self.id,
+            serial: self.serial,
         };
         release_gpu(cached, self.discard.get() || self.unconfirmed.get());
     }
@@ -139,6 +148,7 @@ pub(crate) struct Cached {
     pub(crate) requested: u64,
     pub(crate) buffer: wgpu::Buffer,
     pub(crate) id: u64,
+    pub(crate) serial: u64,
 }
 
 /// What `memorySnapshot` reports of a live block.

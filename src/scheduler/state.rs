@@ -81,10 +81,14 @@ impl State {
 
     /// Submits the early readbacks, then the recorded work; the recorded nodes let go of
     /// their inputs, which the queue no longer needs.
+    ///
+    /// Buffers are freed last-recorded first, and the cache hands out the most recently freed
+    /// first, so the next batch of a chain of ops takes the same buffers in the same order:
+    /// its dispatches bind the same buffers together and find their bind groups cached.
     pub(super) fn submit(&mut self) {
         self.batches().for_each(CommandBatch::submit);
         self.pending_writes.clear();
-        for node in self.recorded.drain(..) {
+        for node in self.recorded.drain(..).rev() {
             node.release_inputs();
         }
     }

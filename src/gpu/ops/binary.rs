@@ -3,19 +3,14 @@
 
 use crate::dtype::DType;
 use crate::gpu::ops::elementwise::{MATH, PRELUDE, convert, wgsl_type};
+use crate::gpu::pipelines::KernelKey;
 use crate::primitive::BinaryOp;
 
 const KERNEL: &str = include_str!("../kernels/binary.wgsl");
 
 /// The pipeline key of `op` on operands of `lhs` and `rhs` promoting to `promoted`.
-pub fn key(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
-    format!(
-        "binary:{}:{}:{}:{}",
-        op.name(),
-        lhs.name(),
-        rhs.name(),
-        promoted.name()
-    )
+pub fn key(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> KernelKey {
+    KernelKey::new("binary", op.name(), &[lhs, rhs, promoted])
 }
 
 /// The kernel's full source.

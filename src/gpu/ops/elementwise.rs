@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::grid_for;
+use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{collapse_dims, numel};
 
@@ -30,7 +31,7 @@ pub struct Operand<'a> {
 pub fn dispatch(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
-    key: &str,
+    key: KernelKey,
     source: impl FnOnce() -> String,
     shape: &[usize],
     operands: &[Operand],
@@ -54,7 +55,7 @@ pub struct Placement<'a> {
 pub fn record(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
-    key: &str,
+    key: KernelKey,
     source: impl FnOnce() -> String,
     shape: &[usize],
     operands: &[Operand],
@@ -78,14 +79,14 @@ pub fn record(
     let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     buffers.push(out);
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, key, &params, &buffers, (x, y, 1));
+    batch.dispatch(&pipeline, &params, &buffers, (x, y, 1));
     Ok(())
 }
 
 /// The `Dims` uniform: len, rank, two pad words, three offsets and a pad, the shape padded to
 /// 8 axes, then each of three operands' strides padded to 8 (absent operands read stride 0).
 fn dims_words(
-    key: &str,
+    key: KernelKey,
     shape: &[usize],
     strides: &[&[isize]],
     offsets: &[usize],
@@ -159,7 +160,13 @@ mod tests {
 
     #[test]
     fn dims_uniform_matches_the_wgsl_struct() {
-        let words = dims_words("t", &[2, 3], &[&[3, 1], &[0, 1]], &[0, 5]).unwrap();
+        let words = dims_words(
+            KernelKey::new("t", "", &[]),
+            &[2, 3],
+            &[&[3, 1], &[0, 1]],
+            &[0, 5],
+        )
+        .unwrap();
         assert_eq!(words.len() * 4, 160);
         assert_eq!(&words[..2], &[6, 2]);
         assert_eq!(&words[4..6], &[0, 5]);

@@ -3,9 +3,11 @@
 
 use std::cell::Cell;
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 
 const WORKGROUP_TILED: &str = include_str!("../kernels/matmul.wgsl");
@@ -44,11 +46,12 @@ impl MatmulKernel {
         }
     }
 
-    fn pipeline_key(self) -> &'static str {
-        match self {
-            MatmulKernel::WorkgroupTiled => "matmul:workgroup:float32",
-            MatmulKernel::RegisterTiled => "matmul:registers:float32",
-        }
+    fn pipeline_key(self) -> KernelKey {
+        let kernel = match self {
+            MatmulKernel::WorkgroupTiled => "matmul_workgroup",
+            MatmulKernel::RegisterTiled => "matmul_registers",
+        };
+        KernelKey::new(kernel, "", &[DType::Float32])
     }
 
     fn source(self) -> &'static str {
@@ -126,12 +129,6 @@ pub fn dispatch(
     ]
     .map(|v| v as u32);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
-    batch_encoder.dispatch(
-        &pipeline,
-        "matmul",
-        &params,
-        &[a.buffer, b.buffer, &out],
-        grid,
-    );
+    batch_encoder.dispatch(&pipeline, &params, &[a.buffer, b.buffer, &out], grid);
     Ok(out)
 }

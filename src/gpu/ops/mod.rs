@@ -15,6 +15,7 @@ use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::CommandBatch;
+use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::{Primitive, UnaryOp};
 use crate::shape::Layout;
@@ -52,7 +53,7 @@ pub fn eval(
                 node,
                 inputs,
                 data,
-                &unary::key(op, dtypes[0], out),
+                unary::key(op, dtypes[0], out),
                 source,
             )
         }
@@ -60,7 +61,7 @@ pub fn eval(
             let promoted = promote(dtypes[0], dtypes[1]);
             let source = || binary::source(op, dtypes[0], dtypes[1], promoted);
             let key = binary::key(op, dtypes[0], dtypes[1], promoted);
-            elementwise_node(gpu, batch, node, inputs, data, &key, source)
+            elementwise_node(gpu, batch, node, inputs, data, key, source)
         }
         Primitive::Where => {
             let (c, x, y) = (dtypes[0], dtypes[1], dtypes[2]);
@@ -71,7 +72,7 @@ pub fn eval(
                 node,
                 inputs,
                 data,
-                &select::key(c, x, y, out),
+                select::key(c, x, y, out),
                 source,
             )
         }
@@ -105,7 +106,7 @@ fn elementwise_node(
     node: &Array,
     inputs: &[Array],
     data: &[GpuInput],
-    key: &str,
+    key: KernelKey,
     source: impl FnOnce() -> String,
 ) -> Result<GpuBuffer> {
     let operands: Vec<Operand> = inputs
@@ -143,12 +144,12 @@ fn concatenate(
             strides: &out_strides,
             offset: start * out_strides[axis] as usize,
         };
-        let key = format!("copy_into:{}:{}", from.name(), to.name());
+        let key = KernelKey::new("copy_into", "", &[from, to]);
         let source = || copy_into_source(from, to);
         elementwise::record(
             gpu,
             batch,
-            &key,
+            key,
             source,
             x.shape(),
             &[input],
@@ -187,7 +188,7 @@ fn contiguous(
     };
     let key = unary::key(UnaryOp::Cast, dtype, dtype);
     let source = || unary::source(UnaryOp::Cast, dtype, dtype);
-    elementwise::dispatch(gpu, batch, &key, source, input.shape(), &[copy])
+    elementwise::dispatch(gpu, batch, key, source, input.shape(), &[copy])
 }
 
 /// The workgroup grid for `threads` one-element threads: x is capped at the per-dimension limit

@@ -5,6 +5,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::MATH;
 use crate::gpu::ops::grid_for;
+use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Distribution;
 
@@ -27,9 +28,13 @@ pub fn dispatch(
     if len == 0 {
         return Ok(out);
     }
-    let pipeline = gpu
-        .pipelines
-        .get_or_create(&gpu.device, "random", "main", 0, source);
+    let pipeline = gpu.pipelines.get_or_create(
+        &gpu.device,
+        KernelKey::new("random", "", &[]),
+        "main",
+        0,
+        source,
+    );
     let (normal, a, b) = distribution.parts();
     let params = [
         key[0],
@@ -42,6 +47,6 @@ pub fn dispatch(
         0,
     ];
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, "random", &params, &[&out], (x, y, 1));
+    batch.dispatch(&pipeline, &params, &[&out], (x, y, 1));
     Ok(out)
 }

@@ -6,6 +6,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::{MATH, wgsl_type};
 use crate::gpu::ops::grid_for;
+use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::ReduceOp;
 
@@ -65,15 +66,20 @@ fn pass(
     } else {
         "main_short"
     };
-    let key = format!("reduce:{}:{}:{entry}", op.name(), dtype.name());
+    let family = if chunks.is_some() {
+        "reduce"
+    } else {
+        "reduce_short"
+    };
+    let key = KernelKey::new(family, op.name(), &[dtype]);
     let pipeline = gpu
         .pipelines
-        .get_or_create(&gpu.device, &key, entry, 1, || source(op, dtype));
+        .get_or_create(&gpu.device, key, entry, 1, || source(op, dtype));
     let chunk_len = if op.is_arg() { row_len } else { CHUNK };
     let params = [rows, row_len, chunk_len, chunks.unwrap_or(1)].map(|v| v as u32);
     let threads = if chunks.is_some() { slots * 256 } else { slots };
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, &key, &params, &[input, &out], (x, y, 1));
+    batch.dispatch(&pipeline, &params, &[input, &out], (x, y, 1));
     Ok(out)
 }
 

@@ -2,18 +2,13 @@
 
 use crate::dtype::DType;
 use crate::gpu::ops::elementwise::{PRELUDE, convert, wgsl_type};
+use crate::gpu::pipelines::KernelKey;
 
 const KERNEL: &str = include_str!("../kernels/where.wgsl");
 
 /// The pipeline key for operands of these dtypes and an output of `out`.
-pub fn key(cond: DType, x: DType, y: DType, out: DType) -> String {
-    format!(
-        "where:{}:{}:{}:{}",
-        cond.name(),
-        x.name(),
-        y.name(),
-        out.name()
-    )
+pub fn key(cond: DType, x: DType, y: DType, out: DType) -> KernelKey {
+    KernelKey::new("where", "", &[cond, x, y, out])
 }
 
 /// The kernel's full source.

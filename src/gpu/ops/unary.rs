@@ -2,13 +2,14 @@
 
 use crate::dtype::DType;
 use crate::gpu::ops::elementwise::{MATH, PRELUDE, convert, wgsl_type};
+use crate::gpu::pipelines::KernelKey;
 use crate::primitive::UnaryOp;
 
 const KERNEL: &str = include_str!("../kernels/unary.wgsl");
 
 /// The pipeline key of `op` from `input` to `out`.
-pub fn key(op: UnaryOp, input: DType, out: DType) -> String {
-    format!("unary:{}:{}:{}", op.name(), input.name(), out.name())
+pub fn key(op: UnaryOp, input: DType, out: DType) -> KernelKey {
+    KernelKey::new("unary", op.name(), &[input, out])
 }
 
 /// The kernel's full source.

@@ -1,0 +1,100 @@
+//! Bind groups, made once per set of buffers and then reused.
+//!
+//! Every kernel binds the parameter ring at binding 0 (at a dynamic offset, so the slot is not
+//! part of the group) and its buffers after it, so a group is named by its buffers alone. Chains
+//! of ops reuse the same cached buffers over and over, so most dispatches find their group here
+//! instead of crossing into the browser to create one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::gpu::params::PARAM_SLOT;
+use crate::memory::allocator::GpuBuffer;
+
+/// The most buffers a kernel binds after the parameter block (`where`: three inputs and out).
+pub const MAX_BUFFERS: usize = 4;
+
+/// Groups kept before the cache starts over. A group of a buffer that was destroyed is never
+/// asked for again (serials are not reused), so the bound is what frees them.
+const CAPACITY: usize = 4096;
+
+/// The buffer serials of a group, unused places 0 (no buffer has serial 0).
+type Key = [u64; MAX_BUFFERS];
+
+#[derive(Debug, Default)]
+pub struct BindGroupCache {
+    groups: RefCell<HashMap<Key, wgpu::BindGroup>>,
+}
+
+impl BindGroupCache {
+    /// Calls `use_group` with the group that binds `params` (the ring) at 0 and `buffers` at
+    /// 1, 2, …, creating it on first use.
+    pub fn with_group<T>(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        params: &wgpu::Buffer,
+        buffers: &[&GpuBuffer],
+        use_group: impl FnOnce(&wgpu::BindGroup) -> T,
+    ) -> T {
+        let key = key_of(buffers);
+        if let Some(group) = self.groups.borrow().get(&key) {
+            return use_group(group);
+        }
+        let group = create(device, layout, params, buffers);
+        let result = use_group(&group);
+        let mut groups = self.groups.borrow_mut();
+        if groups.len() >= CAPACITY {
+            groups.clear();
+        }
+        groups.insert(key, group);
+        result
+    }
+
+    /// Groups cached now.
+    pub fn len(&self) -> usize {
+        self.groups.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.borrow().is_empty()
+    }
+}
+
+fn key_of(buffers: &[&GpuBuffer]) -> Key {
+    assert!(
+        buffers.len() <= MAX_BUFFERS,
+        "a kernel binds at most {MAX_BUFFERS} buffers"
+    );
+    std::array::from_fn(|i| buffers.get(i).map_or(0, |b| b.serial()))
+}
+
+fn create(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    params: &wgpu::Buffer,
+    buffers: &[&GpuBuffer],
+) -> wgpu::BindGroup {
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: params,
+            offset: 0,
+            size: std::num::NonZeroU64::new(PARAM_SLOT),
+        }),
+    }];
+    entries.extend(
+        buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.buffer().as_entire_binding(),
+            }),
+    );
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("tandem kernel"),
+        layout,
+        entries: &entries,
+    })
+}
