@@ -39,6 +39,8 @@ enum Layout {
     Plain,
     Transposed,
     Sliced,
+    /// Contiguous, from an offset into a bigger buffer (a multiple of 4 or not).
+    Shifted,
 }
 
 /// An operand of `shape` whose data comes from `seed`, laid out as `layout`.
@@ -66,6 +68,22 @@ fn operand(
             let stop: Vec<isize> = doubled.iter().map(|&d| -(d as isize) - 1).collect();
             ops::slice(&base, &vec![-1; n], &stop, Some(&vec![-2; n]), Device::Cpu).unwrap()
         }
+        Layout::Shifted => {
+            let skip = (seed % 9) as usize;
+            let len = numel(shape);
+            let base =
+                Array::from_words(data(dtype, len + skip, seed), &[len + skip], dtype).unwrap();
+            let tail = ops::slice(
+                &base,
+                &[skip as isize],
+                &[(len + skip) as isize],
+                None,
+                Device::Cpu,
+            )
+            .unwrap();
+            let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+            ops::reshape(&tail, &shape, Device::Cpu).unwrap()
+        }
     }
 }
 
@@ -77,7 +95,8 @@ fn layout_strategy() -> impl Strategy<Value = Layout> {
     prop_oneof![
         Just(Layout::Plain),
         Just(Layout::Transposed),
-        Just(Layout::Sliced)
+        Just(Layout::Sliced),
+        Just(Layout::Shifted)
     ]
 }
 

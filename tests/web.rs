@@ -425,6 +425,44 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             select::key(DType::Bool, dtype, dtype, dtype).to_string(),
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
+        use tandem::gpu::ops::vectorized::{self, Access, OpHeader};
+        let vec4 = |family: &tandem::gpu::ops::Family, header: String, accesses: &[Access]| {
+            let op = OpHeader {
+                inputs: family.inputs,
+                function: family.function,
+            };
+            (
+                format!("{}{accesses:?}", family.vec4_kernel),
+                vectorized::source(&header, &op, accesses),
+            )
+        };
+        for op in UnaryOp::ALL {
+            let header = unary::header(op, dtype, op.out_dtype(dtype));
+            sources.push(vec4(&unary::FAMILY, header, &[Access::Dense]));
+        }
+        for op in BinaryOp::ALL {
+            let header = || {
+                binary::header(
+                    op,
+                    dtype,
+                    DType::Float32,
+                    tandem::dtype::promote(dtype, DType::Float32),
+                )
+            };
+            sources.push(vec4(
+                &binary::FAMILY,
+                header(),
+                &[Access::Dense, Access::Scalar],
+            ));
+            sources.push(vec4(
+                &binary::FAMILY,
+                header(),
+                &[Access::Scalar, Access::Dense],
+            ));
+        }
+        let header = select::header(DType::Bool, dtype, dtype, dtype);
+        let accesses = [Access::Dense, Access::Scalar, Access::Dense];
+        sources.push(vec4(&select::FAMILY, header, &accesses));
         let reductions = ReduceOp::ALL;
         for op in reductions {
             sources.push((

@@ -2,26 +2,39 @@
 //! dtypes.
 
 use crate::dtype::DType;
-use crate::gpu::ops::elementwise::{MATH, PRELUDE, convert, wgsl_type};
+use crate::gpu::ops::Family;
+use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
 use crate::gpu::pipelines::KernelKey;
 use crate::primitive::BinaryOp;
 
 const KERNEL: &str = include_str!("../kernels/binary.wgsl");
+
+pub const FAMILY: Family = Family {
+    strided_kernel: KERNEL,
+    vec4_kernel: "binary_vec4",
+    inputs: &["Lhs", "Rhs"],
+    function: "op",
+};
 
 /// The pipeline key of `op` on operands of `lhs` and `rhs` promoting to `promoted`.
 pub fn key(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> KernelKey {
     KernelKey::new("binary", op.name(), &[lhs, rhs, promoted])
 }
 
-/// The kernel's full source.
+/// The strided kernel's full source.
 pub fn source(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
+    strided_source(&header(op, lhs, rhs, promoted), KERNEL)
+}
+
+/// The aliases `Lhs`, `Rhs` and `Out` and `fn op(a_in: Lhs, b_in: Rhs) -> Out`.
+pub fn header(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
     if op.compares_mixed_signs(lhs, rhs) {
-        return mixed_sign_source(op, lhs, rhs);
+        return mixed_sign_header(op, lhs, rhs);
     }
     let compute = op.compute_dtype(promoted);
     let out = op.out_dtype(promoted);
     format!(
-        "alias Lhs = {};\nalias Rhs = {};\nalias Out = {};\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}\n{PRELUDE}\n{MATH}\n{KERNEL}",
+        "alias Lhs = {};\nalias Rhs = {};\nalias Out = {};\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}",
         wgsl_type(lhs),
         wgsl_type(rhs),
         wgsl_type(out),
@@ -33,7 +46,7 @@ pub fn source(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
 
 /// An int32 compared with a uint32 by value: each becomes the key (is non-negative, bits), and
 /// keys order lexicographically as the values do.
-fn mixed_sign_source(op: BinaryOp, lhs: DType, rhs: DType) -> String {
+fn mixed_sign_header(op: BinaryOp, lhs: DType, rhs: DType) -> String {
     let key = |expr: &str, dtype: DType| match dtype {
         DType::Int32 => format!("vec2<u32>(select(0u, 1u, {expr} >= 0i), bitcast<u32>({expr}))"),
         _ => format!("vec2<u32>(1u, {expr})"),
@@ -47,7 +60,7 @@ fn mixed_sign_source(op: BinaryOp, lhs: DType, rhs: DType) -> String {
         _ => "a.x > b.x || (a.x == b.x && a.y >= b.y)",
     };
     format!(
-        "alias Lhs = {};\nalias Rhs = {};\nalias Out = u32;\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}\n{PRELUDE}\n{MATH}\n{KERNEL}",
+        "alias Lhs = {};\nalias Rhs = {};\nalias Out = u32;\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}",
         wgsl_type(lhs),
         wgsl_type(rhs),
         key("a_in", lhs),

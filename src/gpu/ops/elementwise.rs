@@ -12,7 +12,14 @@ use crate::memory::allocator::GpuBuffer;
 use crate::shape::{collapse_dims, numel};
 
 pub const PRELUDE: &str = include_str!("../kernels/elementwise.wgsl");
+pub const CONVERT: &str = include_str!("../kernels/convert.wgsl");
 pub const MATH: &str = include_str!("../kernels/math.wgsl");
+
+/// The source of a strided kernel: the op's header (its aliases and function), the shared
+/// prelude and helpers, then the kernel.
+pub fn strided_source(header: &str, kernel: &str) -> String {
+    format!("{header}\n{PRELUDE}\n{CONVERT}\n{MATH}\n{kernel}")
+}
 
 /// The most axes the kernels walk; broadcasts collapse to far fewer in practice.
 const MAX_RANK: usize = 8;

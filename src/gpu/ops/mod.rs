@@ -9,6 +9,7 @@ pub mod random;
 pub mod reduce;
 pub mod select;
 pub mod unary;
+pub mod vectorized;
 
 use crate::array::Array;
 use crate::dtype::{DType, promote};
@@ -46,35 +47,21 @@ pub fn eval(
     let out = node.dtype();
     match primitive {
         Primitive::Unary(op) => {
-            let source = || unary::source(op, dtypes[0], out);
-            elementwise_node(
-                gpu,
-                batch,
-                node,
-                inputs,
-                data,
-                unary::key(op, dtypes[0], out),
-                source,
-            )
+            let header = || unary::header(op, dtypes[0], out);
+            let key = unary::key(op, dtypes[0], out);
+            elementwise_node(gpu, batch, node, inputs, data, &unary::FAMILY, key, header)
         }
         Primitive::Binary(op) => {
             let promoted = promote(dtypes[0], dtypes[1]);
-            let source = || binary::source(op, dtypes[0], dtypes[1], promoted);
+            let header = || binary::header(op, dtypes[0], dtypes[1], promoted);
             let key = binary::key(op, dtypes[0], dtypes[1], promoted);
-            elementwise_node(gpu, batch, node, inputs, data, key, source)
+            elementwise_node(gpu, batch, node, inputs, data, &binary::FAMILY, key, header)
         }
         Primitive::Where => {
             let (c, x, y) = (dtypes[0], dtypes[1], dtypes[2]);
-            let source = || select::source(c, x, y, out);
-            elementwise_node(
-                gpu,
-                batch,
-                node,
-                inputs,
-                data,
-                select::key(c, x, y, out),
-                source,
-            )
+            let header = || select::header(c, x, y, out);
+            let key = select::key(c, x, y, out);
+            elementwise_node(gpu, batch, node, inputs, data, &select::FAMILY, key, header)
         }
         // A view that cannot share its input's storage: copy the input row-major.
         Primitive::View(_) => contiguous(gpu, batch, &inputs[0], &data[0]),
@@ -99,26 +86,59 @@ pub fn eval(
     }
 }
 
-/// An elementwise kernel over the node's shape, each input read through its broadcast strides.
+/// An elementwise kernel over the node's shape: the `vec4` kernel when every input is dense
+/// or a scalar, else the strided one, which reads each input through its broadcast strides.
+#[allow(clippy::too_many_arguments)]
 fn elementwise_node(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     node: &Array,
     inputs: &[Array],
     data: &[GpuInput],
+    family: &Family,
     key: KernelKey,
-    source: impl FnOnce() -> String,
+    header: impl Fn() -> String,
 ) -> Result<GpuBuffer> {
+    let shape = node.shape();
     let operands: Vec<Operand> = inputs
         .iter()
         .zip(data)
         .map(|(x, d)| Operand {
             buffer: d.buffer,
-            strides: d.layout.broadcast(x.shape(), node.shape()),
+            strides: d.layout.broadcast(x.shape(), shape),
             offset: d.layout.offset,
         })
         .collect();
-    elementwise::dispatch(gpu, batch, key, source, node.shape(), &operands)
+    let accesses: Option<Vec<(&Operand, vectorized::Access)>> = operands
+        .iter()
+        .map(|o| vectorized::access(shape, &o.strides, o.offset).map(|a| (o, a)))
+        .collect();
+    match accesses {
+        Some(accesses) => {
+            let key = KernelKey {
+                kernel: family.vec4_kernel,
+                ..key
+            };
+            let op = vectorized::OpHeader {
+                inputs: family.inputs,
+                function: family.function,
+            };
+            vectorized::dispatch(gpu, batch, key, header, &op, shape, &accesses)
+        }
+        None => {
+            let source = || elementwise::strided_source(&header(), family.strided_kernel);
+            elementwise::dispatch(gpu, batch, key, source, shape, &operands)
+        }
+    }
+}
+
+/// What an elementwise op family's kernels share: the strided kernel's text, the name of its
+/// `vec4` kernel, its input aliases in operand order, and the function its header defines.
+pub struct Family {
+    pub strided_kernel: &'static str,
+    pub vec4_kernel: &'static str,
+    pub inputs: &'static [&'static str],
+    pub function: &'static str,
 }
 
 /// Each input copied, converted to the node's dtype, into its slab of one output buffer.
@@ -163,14 +183,13 @@ fn concatenate(
 
 /// The strided copy kernel converting `from` to `to`.
 pub fn copy_into_source(from: DType, to: DType) -> String {
-    format!(
-        "alias In = {};\nalias Out = {};\nfn op(x: In) -> Out {{ return {}; }}\n{}\n{}",
+    let header = format!(
+        "alias In = {};\nalias Out = {};\nfn op(x: In) -> Out {{ return {}; }}",
         elementwise::wgsl_type(from),
         elementwise::wgsl_type(to),
         elementwise::convert("x", from, to),
-        elementwise::PRELUDE,
-        include_str!("../kernels/copy_into.wgsl"),
-    )
+    );
+    elementwise::strided_source(&header, include_str!("../kernels/copy_into.wgsl"))
 }
 
 /// A row-major copy of an input.

@@ -1,10 +1,18 @@
 //! The WGSL of `where` (`kernels/where.wgsl`).
 
 use crate::dtype::DType;
-use crate::gpu::ops::elementwise::{PRELUDE, convert, wgsl_type};
+use crate::gpu::ops::Family;
+use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
 use crate::gpu::pipelines::KernelKey;
 
 const KERNEL: &str = include_str!("../kernels/where.wgsl");
+
+pub const FAMILY: Family = Family {
+    strided_kernel: KERNEL,
+    vec4_kernel: "where_vec4",
+    inputs: &["Cond", "X", "Y"],
+    function: "pick",
+};
 
 /// The pipeline key for operands of these dtypes and an output of `out`.
 pub fn key(cond: DType, x: DType, y: DType, out: DType) -> KernelKey {
@@ -13,8 +21,13 @@ pub fn key(cond: DType, x: DType, y: DType, out: DType) -> KernelKey {
 
 /// The kernel's full source.
 pub fn source(cond: DType, x: DType, y: DType, out: DType) -> String {
+    strided_source(&header(cond, x, y, out), KERNEL)
+}
+
+/// The aliases `Cond`, `X`, `Y` and `Out` and `fn pick(c: Cond, a: X, b: Y) -> Out`.
+pub fn header(cond: DType, x: DType, y: DType, out: DType) -> String {
     format!(
-        "alias Cond = {};\nalias X = {};\nalias Y = {};\nalias Out = {};\nfn pick(c: Cond, a: X, b: Y) -> Out {{\n    return select({}, {}, {} != 0u);\n}}\n{PRELUDE}\n{KERNEL}",
+        "alias Cond = {};\nalias X = {};\nalias Y = {};\nalias Out = {};\nfn pick(c: Cond, a: X, b: Y) -> Out {{\n    return select({}, {}, {} != 0u);\n}}",
         wgsl_type(cond),
         wgsl_type(x),
         wgsl_type(y),

@@ -1,19 +1,32 @@
 //! The WGSL of unary ops (`kernels/unary.wgsl`): the header that defines `op` per op and dtype.
 
 use crate::dtype::DType;
-use crate::gpu::ops::elementwise::{MATH, PRELUDE, convert, wgsl_type};
+use crate::gpu::ops::Family;
+use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
 use crate::gpu::pipelines::KernelKey;
 use crate::primitive::UnaryOp;
 
 const KERNEL: &str = include_str!("../kernels/unary.wgsl");
+
+pub const FAMILY: Family = Family {
+    strided_kernel: KERNEL,
+    vec4_kernel: "unary_vec4",
+    inputs: &["In"],
+    function: "op",
+};
 
 /// The pipeline key of `op` from `input` to `out`.
 pub fn key(op: UnaryOp, input: DType, out: DType) -> KernelKey {
     KernelKey::new("unary", op.name(), &[input, out])
 }
 
-/// The kernel's full source.
+/// The strided kernel's full source.
 pub fn source(op: UnaryOp, input: DType, out: DType) -> String {
+    strided_source(&header(op, input, out), KERNEL)
+}
+
+/// The aliases `In` and `Out` and `fn op(x_in: In) -> Out`.
+pub fn header(op: UnaryOp, input: DType, out: DType) -> String {
     let compute = if op == UnaryOp::LogicalNot {
         DType::Bool
     } else {
@@ -21,7 +34,7 @@ pub fn source(op: UnaryOp, input: DType, out: DType) -> String {
     };
     let result = convert(expression(op, compute), compute, out);
     format!(
-        "alias In = {};\nalias Out = {};\nfn op(x_in: In) -> Out {{\n    let x = {};\n    return {result};\n}}\n{PRELUDE}\n{MATH}\n{KERNEL}",
+        "alias In = {};\nalias Out = {};\nfn op(x_in: In) -> Out {{\n    let x = {};\n    return {result};\n}}",
         wgsl_type(input),
         wgsl_type(out),
         convert("x_in", input, compute),

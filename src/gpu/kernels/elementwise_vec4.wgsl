@@ -1,0 +1,33 @@
+// The contiguous elementwise kernel: every operand is either dense over the output (read as
+// `vec4`) or one scalar element, so no index is peeled into coordinates. Each thread computes
+// ITEMS `vec4`s, a whole grid's width apart so that neighbouring threads touch neighbouring
+// memory. The last `vec4` may run past the output's length into its buffer's padding (buffers
+// are whole multiples of 256 bytes), which no one reads.
+//
+// Prepended by the host (`gpu/ops/vectorized.rs`): the op's header, convert.wgsl, math.wgsl,
+// the operands' and output's bindings, and `fn element4(v: u32) -> vec4<Out>`, which loads
+// `vec4` v of each operand and applies the op to each lane.
+// Bindings: 0 params (uniform), 1..=n operands (read), n + 1 out (read_write).
+
+// Each operand's offset is in `vec4`s for a dense operand and in elements for a scalar.
+struct Vec4Params {
+    // Output length in `vec4`s.
+    len4: u32,
+    offset0: u32,
+    offset1: u32,
+    offset2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Vec4Params;
+
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let threads = groups.x * groups.y * WORKGROUP;
+    var v = gid.y * groups.x * WORKGROUP + gid.x;
+    for (var k = 0u; k < ITEMS; k++) {
+        if (v < params.len4) {
+            out[v] = element4(v);
+        }
+        v += threads;
+    }
+}
