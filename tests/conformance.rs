@@ -473,6 +473,39 @@ fn reductions_match_the_cpu() {
         .unwrap();
 }
 
+/// Each way the GPU folds: many rows (a thread per row), few long rows (split across threads,
+/// or a workgroup tree for arg reductions), columns read in place, and few long columns
+/// (moved last first); from an offset, in every dtype.
+#[test]
+fn reductions_match_the_cpu_on_every_kernel_path() {
+    let runtime = gpu_runtime();
+    let cases: [(&[usize], isize); 6] = [
+        (&[3, 70_001], -1),
+        (&[2500, 40], -1),
+        (&[3000, 7], 0),
+        (&[20_000, 3], 0),
+        (&[64, 300], 0),
+        (&[6, 50, 9], 1),
+    ];
+    let mut seed = 11;
+    for (shape, axis) in cases {
+        for dtype in DType::ALL {
+            for op in ReduceOp::ALL {
+                seed += 1;
+                let x = operand(shape, dtype, seed, Layout::Shifted, reduce_data(op));
+                let what = format!(
+                    "{}({dtype:?} {shape:?}, axis {axis}) seed {seed}",
+                    op.name()
+                );
+                let row = shape[axis.rem_euclid(shape.len() as isize) as usize] as f32;
+                compare(&runtime, &what, (1e-5, 4e-6 * row), |device| {
+                    ops::reduce(op, &x, Some(&[axis]), false, device).unwrap()
+                });
+            }
+        }
+    }
+}
+
 #[test]
 fn big_reductions_take_two_passes_and_stay_exact_for_integers() {
     let runtime = gpu_runtime();

@@ -10,18 +10,29 @@
 // Bindings: 0 params (uniform), 1 x (read), 2 out (read_write): the bits of Acc values, or
 // u32 indices for arg reductions (stored as words so no float path can touch them).
 //
+// The input is read as [rows, row_len, inner] from element `offset`, and each result folds
+// the row_len elements of one (row, inner) pair; inner is 1 except for `main_columns`.
+//
 // `main`: workgroup (row, chunk) folds elements [chunk * chunk_len, (chunk + 1) * chunk_len)
-// of its row into out[row * chunks + chunk]. Each of the 256 threads first folds a strided
-// slice on its own (no barriers: they are expensive on software adapters), then the workgroup
-// folds the 256 partials as a tree in workgroup memory. The host runs a second pass over the
-// chunk partials when a row has more than one chunk.
-// `main_short`: one thread per row, for rows too short to fill a workgroup.
+// of its row into out[row * parts + chunk]: each of the 256 threads folds a strided slice,
+// then the workgroup folds the 256 partials as a tree in workgroup memory. Used for arg
+// reductions of few long rows, which must carry the winner's index through the fold.
+// `main_rows`: one thread per row, no barriers (they are expensive on software adapters).
+// `main_parts`: `parts` threads per row, thread p folding elements p, p + parts, … of its row
+// into out[row * parts + p]: neighbouring threads read neighbouring elements and no thread
+// waits for another. The host folds the partials in another pass.
+// `main_columns`: one thread per (row, inner) pair, folding a column of a row-major block:
+// neighbouring threads read neighbouring elements, and no copy moves the axis last.
 
 struct Params {
     rows: u32,
     row_len: u32,
+    inner: u32,
+    // Partial results per row (`main`: chunks, `main_parts`: threads).
+    parts: u32,
+    offset: u32,
+    // `main`: elements per chunk.
     chunk_len: u32,
-    chunks: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -57,8 +68,8 @@ fn main(
     @builtin(local_invocation_index) t: u32,
 ) {
     let slot = wg.y * groups.x + wg.x;
-    let row = slot / params.chunks;
-    let chunk = slot % params.chunks;
+    let row = slot / params.parts;
+    let chunk = slot % params.parts;
     // No early return: every thread must reach the barriers.
     let valid = row < params.rows;
     var acc = identity();
@@ -66,7 +77,7 @@ fn main(
     if (valid) {
         let start = chunk * params.chunk_len;
         let end = min(start + params.chunk_len, params.row_len);
-        let base = row * params.row_len;
+        let base = params.offset + row * params.row_len;
         for (var j = start + t; j < end; j += 256u) {
             let v = load(x[base + j]);
             let index = fold_index(acc, best, v, j);
@@ -91,15 +102,19 @@ fn main(
     }
 }
 
+fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return gid.y * groups.x * 256u + gid.x;
+}
+
 @compute @workgroup_size(256)
-fn main_short(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let row = gid.y * groups.x * 256u + gid.x;
+fn main_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let row = thread_index(gid, groups);
     if (row >= params.rows) {
         return;
     }
     var acc = identity();
     var best = 0xffffffffu;
-    let base = row * params.row_len;
+    let base = params.offset + row * params.row_len;
     for (var j = 0u; j < params.row_len; j++) {
         let v = load(x[base + j]);
         let index = fold_index(acc, best, v, j);
@@ -107,4 +122,41 @@ fn main_short(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         best = index;
     }
     out[row] = result(acc, best);
+}
+
+@compute @workgroup_size(256)
+fn main_parts(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let slot = thread_index(gid, groups);
+    let row = slot / params.parts;
+    if (row >= params.rows) {
+        return;
+    }
+    let part = slot % params.parts;
+    var acc = identity();
+    let base = params.offset + row * params.row_len;
+    for (var j = part; j < params.row_len; j += params.parts) {
+        acc = combine(acc, load(x[base + j]));
+    }
+    out[slot] = result(acc, 0u);
+}
+
+@compute @workgroup_size(256)
+fn main_columns(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let slot = thread_index(gid, groups);
+    let row = slot / params.inner;
+    if (row >= params.rows) {
+        return;
+    }
+    let column = slot % params.inner;
+    var acc = identity();
+    var best = 0xffffffffu;
+    var at = params.offset + row * params.row_len * params.inner + column;
+    for (var j = 0u; j < params.row_len; j++) {
+        let v = load(x[at]);
+        let index = fold_index(acc, best, v, j);
+        acc = fold(acc, best, v, j);
+        best = index;
+        at += params.inner;
+    }
+    out[slot] = result(acc, best);
 }

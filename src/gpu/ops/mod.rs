@@ -18,7 +18,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::CommandBatch;
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::{Primitive, UnaryOp};
+use crate::primitive::{Primitive, ReduceOp, UnaryOp};
 use crate::shape::Layout;
 use elementwise::Operand;
 
@@ -65,19 +65,7 @@ pub fn eval(
         }
         // A view that cannot share its input's storage: copy the input row-major.
         Primitive::View(_) => contiguous(gpu, batch, &inputs[0], &data[0]),
-        Primitive::Reduce(op, axes) => {
-            let input = &inputs[0];
-            let dense = data[0].layout.offset == 0 && data[0].layout.is_contiguous(input.shape());
-            let copied;
-            let buffer = if dense {
-                data[0].buffer
-            } else {
-                copied = contiguous(gpu, batch, input, &data[0])?;
-                &copied
-            };
-            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
-            reduce::dispatch(gpu, batch, op, input.dtype(), buffer, node.size(), row_len)
-        }
+        Primitive::Reduce(op, axes) => eval_reduce(gpu, batch, op, axes, &inputs[0], &data[0]),
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Random(key, distribution) => {
@@ -139,6 +127,52 @@ pub struct Family {
     pub vec4_kernel: &'static str,
     pub inputs: &'static [&'static str],
     pub function: &'static str,
+}
+
+/// A reduction over the last `axes` axes of `input`, read in place where its layout is a
+/// row-major block with those axes as rows or as columns; otherwise from a row-major copy.
+fn eval_reduce(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    op: ReduceOp,
+    axes: usize,
+    input: &Array,
+    data: &GpuInput,
+) -> Result<GpuBuffer> {
+    let shape = input.shape();
+    if let Some(block) = reduction_block(shape, data.layout, axes)
+        && !block.better_as_rows()
+    {
+        return reduce::dispatch(gpu, batch, op, input.dtype(), data.buffer, block);
+    }
+    let copied = contiguous(gpu, batch, input, data)?;
+    let kept = crate::shape::numel(&shape[..shape.len() - axes]);
+    let row_len = crate::shape::numel(&shape[shape.len() - axes..]);
+    let block = reduce::Block::rows(kept, row_len);
+    reduce::dispatch(gpu, batch, op, input.dtype(), &copied, block)
+}
+
+/// How a reduction reads its input in place, if it can: `shape` is the kept axes then the
+/// `reduced` ones, and the input qualifies when, for some split of the kept axes into outer
+/// and inner, `layout` is row-major over (outer, reduced, inner).
+pub fn reduction_block(shape: &[usize], layout: &Layout, reduced: usize) -> Option<reduce::Block> {
+    let n = shape.len();
+    let kept = n - reduced;
+    (0..=kept).rev().find_map(|split| {
+        let order: Vec<usize> = (0..split).chain(kept..n).chain(split..kept).collect();
+        let permuted: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+        let strides: Vec<isize> = order.iter().map(|&a| layout.strides[a]).collect();
+        let candidate = Layout {
+            strides,
+            offset: layout.offset,
+        };
+        candidate.is_contiguous(&permuted).then(|| reduce::Block {
+            rows: crate::shape::numel(&shape[..split]),
+            row_len: crate::shape::numel(&shape[kept..]),
+            inner: crate::shape::numel(&shape[split..kept]),
+            offset: layout.offset,
+        })
+    })
 }
 
 /// Each input copied, converted to the node's dtype, into its slab of one output buffer.
@@ -276,5 +310,26 @@ mod tests {
         let (x, y) = grid_for(256 * 65535 + 1, 65535);
         assert_eq!((x, y), (65535, 2));
         assert!(x as usize * y as usize * 256 > 256 * 65535);
+    }
+
+    #[test]
+    fn reductions_read_rows_and_columns_in_place() {
+        let block = |shape: &[usize], strides: &[isize], offset, reduced| {
+            let layout = Layout {
+                strides: strides.to_vec(),
+                offset,
+            };
+            reduction_block(shape, &layout, reduced).map(|b| (b.rows, b.row_len, b.inner, b.offset))
+        };
+        // [4, 5] over its last axis: rows.
+        assert_eq!(block(&[4, 5], &[5, 1], 0, 1), Some((4, 5, 1, 0)));
+        // [4, 5] over axis 0, seen as the transpose [5, 4]: columns.
+        assert_eq!(block(&[5, 4], &[1, 5], 3, 1), Some((1, 4, 5, 3)));
+        // [2, 3, 4] over axis 1, moved last: [2, 4, 3].
+        assert_eq!(block(&[2, 4, 3], &[12, 1, 4], 0, 1), Some((2, 3, 4, 0)));
+        // Everything: one row.
+        assert_eq!(block(&[2, 3], &[3, 1], 0, 2), Some((1, 6, 1, 0)));
+        // A strided slice has no block.
+        assert_eq!(block(&[4, 5], &[10, 2], 0, 1), None);
     }
 }

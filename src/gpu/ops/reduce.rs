@@ -1,4 +1,5 @@
-//! Dispatch of reductions (`kernels/reduce.wgsl`) over contiguous rows.
+//! Dispatch of reductions (`kernels/reduce.wgsl`): over contiguous rows, split across threads
+//! when rows are few and long, or down the columns of a row-major block.
 
 use crate::dtype::DType;
 use crate::error::Result;
@@ -12,42 +13,115 @@ use crate::primitive::ReduceOp;
 
 const KERNEL: &str = include_str!("../kernels/reduce.wgsl");
 
-/// Rows no longer than this are folded by one thread each (`main_short`).
+/// Rows no longer than this are folded by one thread each.
 const SHORT_ROW: usize = 32;
-/// Elements one workgroup folds per pass: 64 per thread.
-const CHUNK: usize = 256 * 64;
+/// With this many rows or more, each row is folded by one thread: there are threads enough to
+/// fill the adapter without splitting rows.
+const MANY_ROWS: usize = 2048;
+/// `main_parts` gives each thread at least this many elements of a row...
+const PART_LEN: usize = 1024;
+/// ...and makes at most this many threads in all.
+const PART_THREADS: usize = 16384;
+/// A column fold runs one thread per column: with fewer columns than this and longer columns
+/// than [`LONG_COLUMN`], moving the axis last and splitting rows is faster.
+const FEW_COLUMNS: usize = 256;
+const LONG_COLUMN: usize = 4096;
 
-/// Records the reduction of `rows` contiguous rows of `row_len` elements of `dtype` in
-/// `input`; returns a buffer of `rows` results (values of `op.out_dtype(dtype)`, or indices).
+/// A reduction's input read as `[rows, row_len, inner]` from element `offset`, folded over
+/// `row_len`: rows of contiguous elements when `inner` is 1, columns of a row-major block
+/// otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub rows: usize,
+    pub row_len: usize,
+    pub inner: usize,
+    pub offset: usize,
+}
+
+impl Block {
+    /// `rows` contiguous rows of `row_len` elements from the buffer's start.
+    pub fn rows(rows: usize, row_len: usize) -> Block {
+        Block {
+            rows,
+            row_len,
+            inner: 1,
+            offset: 0,
+        }
+    }
+
+    fn results(&self) -> usize {
+        self.rows * self.inner
+    }
+
+    /// Whether a column fold should move the axis last first (see [`FEW_COLUMNS`]).
+    pub fn better_as_rows(&self) -> bool {
+        self.inner > 1 && self.results() < FEW_COLUMNS && self.row_len > LONG_COLUMN
+    }
+}
+
+/// The kernel entry points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    Tree,
+    Rows,
+    Parts,
+    Columns,
+}
+
+impl Entry {
+    fn name(self) -> &'static str {
+        match self {
+            Entry::Tree => "main",
+            Entry::Rows => "main_rows",
+            Entry::Parts => "main_parts",
+            Entry::Columns => "main_columns",
+        }
+    }
+
+    fn family(self) -> &'static str {
+        match self {
+            Entry::Tree => "reduce_tree",
+            Entry::Rows => "reduce_rows",
+            Entry::Parts => "reduce_parts",
+            Entry::Columns => "reduce_columns",
+        }
+    }
+}
+
+/// Records the reduction of `block` of `dtype` elements in `input`; returns a buffer of its
+/// `rows * inner` results (values of `op.out_dtype(dtype)`, or indices), row-major.
 pub fn dispatch(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     op: ReduceOp,
     dtype: DType,
     input: &GpuBuffer,
-    rows: usize,
-    row_len: usize,
+    block: Block,
 ) -> Result<GpuBuffer> {
-    if rows == 0 {
+    if block.results() == 0 {
         return create_storage(gpu, 0);
     }
-    if row_len <= SHORT_ROW {
-        return pass(gpu, batch, op, dtype, input, rows, row_len, None);
+    if block.inner > 1 {
+        return pass(gpu, batch, op, dtype, input, block, Entry::Columns, 1);
     }
-    let chunks = if op.is_arg() {
-        1
-    } else {
-        row_len.div_ceil(CHUNK)
-    };
-    let partial = pass(gpu, batch, op, dtype, input, rows, row_len, Some(chunks))?;
-    if chunks == 1 {
-        return Ok(partial);
+    if block.row_len <= SHORT_ROW || block.rows >= MANY_ROWS {
+        return pass(gpu, batch, op, dtype, input, block, Entry::Rows, 1);
     }
-    // Fold each row's chunk partials, which are already of the accumulator dtype.
-    dispatch(gpu, batch, op, op.out_dtype(dtype), &partial, rows, chunks)
+    if op.is_arg() {
+        // The winner's index must travel with its value, which the partials do not keep.
+        return pass(gpu, batch, op, dtype, input, block, Entry::Tree, 1);
+    }
+    let parts = (block.row_len / PART_LEN).clamp(1, (PART_THREADS / block.rows).max(1));
+    if parts == 1 {
+        return pass(gpu, batch, op, dtype, input, block, Entry::Rows, 1);
+    }
+    let partial = pass(gpu, batch, op, dtype, input, block, Entry::Parts, parts)?;
+    // Fold each row's partials, which are already of the accumulator dtype.
+    let rows = Block::rows(block.rows, parts);
+    dispatch(gpu, batch, op, op.out_dtype(dtype), &partial, rows)
 }
 
-/// One dispatch: `main` with `chunks` workgroups per row, or `main_short` when `None`.
+/// One dispatch of `entry`, which writes `parts` results per row (and column).
 #[allow(clippy::too_many_arguments)]
 fn pass(
     gpu: &GpuContext,
@@ -55,31 +129,33 @@ fn pass(
     op: ReduceOp,
     dtype: DType,
     input: &GpuBuffer,
-    rows: usize,
-    row_len: usize,
-    chunks: Option<usize>,
+    block: Block,
+    entry: Entry,
+    parts: usize,
 ) -> Result<GpuBuffer> {
-    let slots = rows * chunks.unwrap_or(1);
+    let slots = block.results() * parts;
     let out = create_storage(gpu, slots)?;
-    let entry = if chunks.is_some() {
-        "main"
-    } else {
-        "main_short"
-    };
-    let family = if chunks.is_some() {
-        "reduce"
-    } else {
-        "reduce_short"
-    };
-    let key = KernelKey::new(family, op.name(), &[dtype]);
-    let pipeline = gpu
+    let key = KernelKey::new(entry.family(), op.name(), &[dtype]);
+    let kernel = gpu
         .pipelines
-        .get_or_create(&gpu.device, key, entry, 1, || source(op, dtype));
-    let chunk_len = if op.is_arg() { row_len } else { CHUNK };
-    let params = [rows, row_len, chunk_len, chunks.unwrap_or(1)].map(|v| v as u32);
-    let threads = if chunks.is_some() { slots * 256 } else { slots };
+        .get_or_create(&gpu.device, key, entry.name(), 1, || source(op, dtype));
+    let params = [
+        block.rows,
+        block.row_len,
+        block.inner,
+        parts,
+        block.offset,
+        block.row_len,
+    ]
+    .map(|v| v as u32);
+    // The tree folds a row per 256-thread workgroup; the others run a thread per result.
+    let threads = if entry == Entry::Tree {
+        slots * 256
+    } else {
+        slots
+    };
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, &params, &[input, &out], (x, y, 1));
+    batch.dispatch(&kernel, &params, &[input, &out], (x, y, 1));
     Ok(out)
 }
 
