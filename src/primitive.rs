@@ -308,6 +308,26 @@ impl Distribution {
     }
 }
 
+/// The fused row ops of [`Primitive::RowNorm`]. Both shift by the row's maximum `m` for range;
+/// a row whose maximum is not finite (it holds +inf or NaN, or is all -inf) gives NaN for
+/// softmax and `m` for logsumexp, as the unfused ops do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowNorm {
+    /// `exp(x - m) / sum(exp(x - m))`, of the input's shape.
+    Softmax,
+    /// `m + log(sum(exp(x - m)))`, one value per row.
+    LogSumExp,
+}
+
+impl RowNorm {
+    pub fn name(self) -> &'static str {
+        match self {
+            RowNorm::Softmax => "softmax",
+            RowNorm::LogSumExp => "logsumexp",
+        }
+    }
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -352,6 +372,9 @@ pub enum Primitive {
     Where,
     /// Reduces the input's last `n` axes (op builders move the reduced axes there).
     Reduce(ReduceOp, usize),
+    /// `softmax` or `logsumexp` over the float32 input's last `n` axes, fused: one pass over
+    /// each row rather than a chain of reductions and elementwise ops.
+    RowNorm(RowNorm, usize),
     /// Batched matrix product of inputs already broadcast to one batch shape.
     Matmul,
     /// The inputs joined along an axis (their dtypes converted to the node's).
@@ -369,6 +392,7 @@ impl Primitive {
             Primitive::Binary(op) => op.name(),
             Primitive::Where => "where",
             Primitive::Reduce(op, _) => op.name(),
+            Primitive::RowNorm(op, _) => op.name(),
             Primitive::Matmul => "matmul",
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",

@@ -901,3 +901,55 @@ fn mean_softmax_and_logsumexp_match_the_cpu_on_random_shapes() {
         })
         .unwrap();
 }
+
+/// The fused softmax and logsumexp (over trailing axes) against the unfused chain (the same
+/// op over a leading axis of the transpose), on both devices, through each GPU path: a thread
+/// per row, per-thread partials merged per row, and empty rows. Rows hold NaN, +inf, all -inf
+/// and large values.
+#[test]
+fn fused_softmax_and_logsumexp_match_the_unfused_ops() {
+    let runtime = gpu_runtime();
+    let shapes: [[usize; 2]; 4] = [[3000, 5], [3, 5000], [100, 300], [1, 70_000]];
+    for (case, shape) in shapes.into_iter().enumerate() {
+        let [rows, len] = shape;
+        let mut rng = Rng::new(case as u64);
+        let mut data: Vec<f32> = (0..rows * len).map(|_| rng.uniform(-30.0, 30.0)).collect();
+        if len > 0 && rows >= 3 {
+            data[0] = f32::NAN;
+            data[len + 1] = f32::INFINITY;
+            data[2 * len..3 * len].fill(f32::NEG_INFINITY);
+        }
+        if let Some(v) = data.last_mut() {
+            *v = 1e30;
+        }
+        let x = Array::from_f32(&data, &shape).unwrap();
+        let xt = ops::transpose(&x, None, Device::Cpu).unwrap();
+        for device in [Device::Cpu, Device::Gpu] {
+            let what = |op: &str| format!("{op} {shape:?} on {device:?}");
+            let fused = ops::softmax(&x, Some(&[-1]), device).unwrap();
+            let unfused = ops::transpose(
+                &ops::softmax(&xt, Some(&[0]), device).unwrap(),
+                None,
+                device,
+            )
+            .unwrap();
+            let (got, want) = (words(&runtime, &fused), words(&runtime, &unfused));
+            assert_matches(&what("softmax"), DType::Float32, &got, &want, 1e-5, 1e-7);
+            let fused = ops::logsumexp(&x, Some(&[-1]), false, device).unwrap();
+            let unfused = ops::logsumexp(&xt, Some(&[0]), false, device).unwrap();
+            let (got, want) = (words(&runtime, &fused), words(&runtime, &unfused));
+            assert_matches(&what("logsumexp"), DType::Float32, &got, &want, 1e-5, 1e-6);
+        }
+    }
+    // Empty rows, which the unfused ops reject (a max of nothing): as in MLX, softmax keeps
+    // the empty shape and logsumexp is the log of an empty sum.
+    let empty = Array::from_f32(&[], &[4, 0]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let s = ops::softmax(&empty, Some(&[-1]), device).unwrap();
+        assert_eq!(s.shape(), &[4, 0]);
+        assert!(pollster::block_on(runtime.read_f32(&s)).unwrap().is_empty());
+        let l = ops::logsumexp(&empty, Some(&[-1]), false, device).unwrap();
+        let got = pollster::block_on(runtime.read_f32(&l)).unwrap();
+        assert_eq!(got, vec![f32::NEG_INFINITY; 4], "on {device:?}");
+    }
+}

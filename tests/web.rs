@@ -471,6 +471,10 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             ));
         }
     }
+    for write in [false, true] {
+        let source = tandem::gpu::ops::row_norm::source(write);
+        sources.push((format!("row_norm write {write}"), source));
+    }
     sources.push((
         "matmul".into(),
         include_str!("../src/gpu/kernels/matmul.wgsl").into(),

@@ -7,6 +7,7 @@ pub mod elementwise;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod row_norm;
 pub mod select;
 pub mod unary;
 
@@ -74,6 +75,14 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
                 node.size(),
                 row_len,
             ))
+        }
+        Primitive::RowNorm(op, axes) => {
+            let input = &inputs[0];
+            let words = contiguous(input, &host[0])?;
+            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
+            let rows = crate::shape::numel(&input.shape()[..input.ndim() - axes]);
+            let x = bytemuck::cast_slice(&words);
+            Ok(row_norm::row_norm(op, x, rows, row_len))
         }
         Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),

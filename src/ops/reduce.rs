@@ -6,7 +6,7 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{binary, reshape, transpose, unary, where_};
-use crate::primitive::{BinaryOp, Primitive, ReduceOp, UnaryOp};
+use crate::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, UnaryOp};
 use crate::shape::{fmt_shape, normalize_axes, numel};
 use crate::stream::Stream;
 
@@ -144,7 +144,8 @@ fn exp_and_total(
     Ok((e, total))
 }
 
-/// `log(sum(exp(x)))` over `axes`, computed stably; `float32`.
+/// `log(sum(exp(x)))` over `axes`, computed stably; `float32`. Over trailing axes it is one
+/// fused node; otherwise a chain of reductions and elementwise ops.
 pub fn logsumexp(
     x: &Array,
     axes: Option<&[isize]>,
@@ -153,18 +154,32 @@ pub fn logsumexp(
 ) -> Result<Array> {
     let stream: Stream = stream.into();
     let x = as_float(x, stream);
-    let shift = stable_shift(&x, axes, stream)?;
-    let (_, total) = exp_and_total(&x, &shift, axes, stream)?;
-    let out = binary(
-        BinaryOp::Add,
-        &unary(UnaryOp::Log, &total, stream)?,
-        &shift,
-        stream,
-    )?;
+    let reduced = reduced_axes("logsumexp", &x, axes)?;
+    let out = match trailing(&reduced, x.ndim()) {
+        Some(n) => {
+            let shape = x.shape()[..x.ndim() - n].to_vec();
+            let primitive = Primitive::RowNorm(RowNorm::LogSumExp, n);
+            let node =
+                Array::from_primitive(primitive, vec![x.clone()], shape, DType::Float32, stream);
+            if keepdims {
+                return keep_dims(&node, &x, &reduced, stream);
+            }
+            return Ok(node);
+        }
+        None => {
+            let shift = stable_shift(&x, axes, stream)?;
+            let (_, total) = exp_and_total(&x, &shift, axes, stream)?;
+            binary(
+                BinaryOp::Add,
+                &unary(UnaryOp::Log, &total, stream)?,
+                &shift,
+                stream,
+            )?
+        }
+    };
     if keepdims {
         return Ok(out);
     }
-    let reduced = reduced_axes("logsumexp", &x, axes)?;
     let shape: Vec<isize> = (0..x.ndim())
         .filter(|a| !reduced.contains(a))
         .map(|a| x.shape()[a] as isize)
@@ -172,11 +187,30 @@ pub fn logsumexp(
     reshape(&out, &shape, stream)
 }
 
+/// How many axes `reduced` covers if they are the last ones of `ndim`, in any order.
+fn trailing(reduced: &[usize], ndim: usize) -> Option<usize> {
+    let n = reduced.len();
+    let mut sorted = reduced.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == ndim - n + i)
+        .then_some(n)
+}
+
 /// `exp(x) / sum(exp(x))` over `axes`, computed stably; `float32`. As in MLX, a row that is
 /// all -inf or holds +inf gives NaN.
 pub fn softmax(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();
     let x = as_float(x, stream);
+    let reduced = reduced_axes("softmax", &x, axes)?;
+    if let Some(n) = trailing(&reduced, x.ndim()) {
+        let primitive = Primitive::RowNorm(RowNorm::Softmax, n);
+        let shape = x.shape().to_vec();
+        let node = Array::from_primitive(primitive, vec![x], shape, DType::Float32, stream);
+        return Ok(node);
+    }
     let shift = reduce(ReduceOp::Max, &x, axes, true, stream)?;
     let (e, total) = exp_and_total(&x, &shift, axes, stream)?;
     binary(BinaryOp::Divide, &e, &total, stream)

@@ -7,6 +7,7 @@ pub mod elementwise;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod row_norm;
 pub mod select;
 pub mod unary;
 pub mod vectorized;
@@ -66,6 +67,22 @@ pub fn eval(
         // A view that cannot share its input's storage: copy the input row-major.
         Primitive::View(_) => contiguous(gpu, batch, &inputs[0], &data[0]),
         Primitive::Reduce(op, axes) => eval_reduce(gpu, batch, op, axes, &inputs[0], &data[0]),
+        Primitive::RowNorm(op, axes) => {
+            let (input, data) = (&inputs[0], &data[0]);
+            let shape = input.shape();
+            let copied;
+            let (buffer, block) = match reduction_block(shape, data.layout, axes) {
+                Some(block) if block.inner == 1 => (data.buffer, block),
+                _ => {
+                    copied = contiguous(gpu, batch, input, data)?;
+                    let n = shape.len();
+                    let rows = crate::shape::numel(&shape[..n - axes]);
+                    let row_len = crate::shape::numel(&shape[n - axes..]);
+                    (&copied, reduce::Block::rows(rows, row_len))
+                }
+            };
+            row_norm::dispatch(gpu, batch, op, buffer, block)
+        }
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Random(key, distribution) => {

@@ -1,0 +1,124 @@
+//! Dispatch of the fused softmax and logsumexp (`kernels/row_norm.wgsl`): one thread per row
+//! when rows are many, else a pass of per-thread partial (max, sum) pairs, a pass that merges
+//! each row's pairs, and for softmax a pass that writes every element.
+
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::ops::elementwise::MATH;
+use crate::gpu::ops::grid_for;
+use crate::gpu::ops::reduce::Block;
+use crate::gpu::pipelines::KernelKey;
+use crate::memory::allocator::GpuBuffer;
+use crate::primitive::RowNorm;
+
+const COMMON: &str = include_str!("../kernels/row_norm.wgsl");
+const ENTRIES: &str = include_str!("../kernels/row_norm_entries.wgsl");
+const WRITE: &str = include_str!("../kernels/softmax_write.wgsl");
+
+/// With this many rows or more, or rows this short, a thread takes a whole row.
+const MANY_ROWS: usize = 2048;
+const SHORT_ROW: usize = 256;
+/// The partial pass gives each thread at least this many elements, and makes at most this
+/// many threads in all.
+const PART_LEN: usize = 1024;
+const PART_THREADS: usize = 16384;
+
+/// The source of the row entries (`ENTRIES`) or of `softmax_write`.
+pub fn source(write: bool) -> String {
+    format!("{MATH}\n{COMMON}\n{}", if write { WRITE } else { ENTRIES })
+}
+
+/// Records `op` over the contiguous rows of `block` (its `inner` is 1) in `input`, and
+/// returns the output: the input's shape for softmax, one value per row for logsumexp.
+pub fn dispatch(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    op: RowNorm,
+    input: &GpuBuffer,
+    block: Block,
+) -> Result<GpuBuffer> {
+    let (rows, row_len) = (block.rows, block.row_len);
+    let len = match op {
+        RowNorm::Softmax => rows * row_len,
+        RowNorm::LogSumExp => rows,
+    };
+    if len == 0 {
+        return create_storage(gpu, 0);
+    }
+    let parts = (row_len / PART_LEN).clamp(1, (PART_THREADS / rows).max(1));
+    if rows >= MANY_ROWS || row_len <= SHORT_ROW || parts == 1 {
+        let entry = match op {
+            RowNorm::Softmax => "softmax_rows",
+            RowNorm::LogSumExp => "logsumexp_rows",
+        };
+        let out = create_storage(gpu, len)?;
+        let params = [rows, row_len, 1, block.offset];
+        pass(gpu, batch, entry, params, &[input, &out], rows)?;
+        return Ok(out);
+    }
+    let partial = create_storage(gpu, 2 * rows * parts)?;
+    let params = [rows, row_len, parts, block.offset];
+    pass(
+        gpu,
+        batch,
+        "stats_parts",
+        params,
+        &[input, &partial],
+        rows * parts,
+    )?;
+    let params = [rows, row_len, parts, 0];
+    if op == RowNorm::LogSumExp {
+        let out = create_storage(gpu, rows)?;
+        pass(
+            gpu,
+            batch,
+            "logsumexp_merge",
+            params,
+            &[&partial, &out],
+            rows,
+        )?;
+        return Ok(out);
+    }
+    let stats = create_storage(gpu, 2 * rows)?;
+    pass(
+        gpu,
+        batch,
+        "softmax_merge",
+        params,
+        &[&partial, &stats],
+        rows,
+    )?;
+    let out = create_storage(gpu, len)?;
+    let params = [rows, row_len, 1, block.offset];
+    pass(
+        gpu,
+        batch,
+        "softmax_write",
+        params,
+        &[input, &stats, &out],
+        len,
+    )?;
+    Ok(out)
+}
+
+/// One dispatch of `entry` with `threads` threads; `buffers` are its inputs, then its output.
+fn pass(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    entry: &'static str,
+    params: [usize; 4],
+    buffers: &[&GpuBuffer],
+    threads: usize,
+) -> Result<()> {
+    let write = entry == "softmax_write";
+    let key = KernelKey::new("row_norm", entry, &[DType::Float32]);
+    let inputs = buffers.len() - 1;
+    let kernel = gpu
+        .pipelines
+        .get_or_create(&gpu.device, key, entry, inputs, || source(write));
+    let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
+    batch.dispatch(&kernel, &params.map(|v| v as u32), buffers, (x, y, 1));
+    Ok(())
+}
