@@ -621,6 +621,31 @@ fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
     }
 }
 
+/// Shapes whose rows are whole vec4s (k and n multiples of 4), which the register kernel reads
+/// as vec4s: edges off the 8 x 8 tile, skinny products (n = 4), batches and offsets.
+#[test]
+fn matmul_vec4_tiles_match_the_cpu() {
+    let runtime = gpu_runtime();
+    runtime
+        .gpu()
+        .unwrap()
+        .matmul
+        .set(MatmulKernel::RegisterTiled);
+    let dims = (1usize..40, 1usize..20, 1usize..20);
+    let batch = prop::collection::vec(1usize..4, 0..=2);
+    let shapes = (dims, batch, any::<bool>()).prop_map(|((m, k4, n4), batch, broadcast)| {
+        let (k, n) = (4 * k4, if n4 % 3 == 0 { 4 } else { 4 * n4 });
+        let b = if broadcast {
+            vec![k, n]
+        } else {
+            [batch.clone(), vec![k, n]].concat()
+        };
+        ([batch, vec![m, k]].concat(), b)
+    });
+    let layouts = prop_oneof![Just(Layout::Plain), Just(Layout::Shifted)];
+    matmul_cases_match(&runtime, &(shapes, layouts, any::<u64>()));
+}
+
 fn matmul_cases_match(
     runtime: &tandem::Runtime,
     cases: &impl Strategy<Value = ((Vec<usize>, Vec<usize>), Layout, u64)>,

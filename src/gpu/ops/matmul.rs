@@ -1,5 +1,6 @@
-//! Dispatch of batched matmul: `kernels/matmul.wgsl` (tiles in workgroup memory) or
-//! `kernels/matmul_registers.wgsl` (a register tile per thread, no workgroup memory).
+//! Dispatch of batched matmul: `kernels/matmul.wgsl` (tiles in workgroup memory), or a
+//! register tile per thread and no workgroup memory: `kernels/matmul_vec4.wgsl` when the
+//! operands' rows are whole `vec4`s, `kernels/matmul_registers.wgsl` otherwise.
 
 use std::cell::Cell;
 
@@ -12,13 +13,15 @@ use crate::memory::allocator::GpuBuffer;
 
 const WORKGROUP_TILED: &str = include_str!("../kernels/matmul.wgsl");
 const REGISTER_TILED: &str = include_str!("../kernels/matmul_registers.wgsl");
+const REGISTER_VEC4: &str = include_str!("../kernels/matmul_vec4.wgsl");
 
-/// The two matmul kernels. Workgroup-memory tiling wins on hardware GPUs; on software
+/// The two kinds of matmul kernel. Workgroup-memory tiling wins on hardware GPUs; on software
 /// adapters barriers are expensive and per-thread register tiles win by 2-20x
 /// (PERFORMANCE.md), so each adapter gets the kind that suits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatmulKernel {
     WorkgroupTiled,
+    /// Register tiles: `vec4` loads when the operands' rows are whole `vec4`s, else scalar.
     RegisterTiled,
 }
 
@@ -31,33 +34,81 @@ impl MatmulKernel {
             MatmulKernel::WorkgroupTiled
         }
     }
+}
+
+/// One compiled variant: which kernel, and for the `vec4` one its tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    WorkgroupTiled,
+    /// 8 x 4 outputs per thread, scalar loads: any shape and offset.
+    Scalar,
+    /// `rows` x 4 `cols4` outputs per thread.
+    Vec4 {
+        rows: u32,
+        cols4: u32,
+    },
+}
+
+impl Variant {
+    /// The variant of `kernel` for `batch` products of (m x k) by (k x n) at these offsets
+    /// and batch strides (in elements).
+    pub fn choose(kernel: MatmulKernel, n: usize, k: usize, layout: [usize; 4]) -> Variant {
+        match kernel {
+            MatmulKernel::WorkgroupTiled => Variant::WorkgroupTiled,
+            _ if n.is_multiple_of(4)
+                && k.is_multiple_of(4)
+                && layout.iter().all(|v| v.is_multiple_of(4)) =>
+            {
+                Variant::Vec4 {
+                    rows: 8,
+                    // A skinny product (n = 4) would leave half of an 8-wide tile idle.
+                    cols4: if n == 4 { 1 } else { 2 },
+                }
+            }
+            MatmulKernel::RegisterTiled => Variant::Scalar,
+        }
+    }
+
+    /// Elements each size and offset parameter counts: 4 for the `vec4` kernel.
+    fn unit(self) -> usize {
+        match self {
+            Variant::Vec4 { .. } => 4,
+            _ => 1,
+        }
+    }
 
     /// The workgroup grid for `batch` products with an m x n result.
     fn grid(self, batch: usize, m: usize, n: usize, max: usize) -> (usize, usize, usize) {
+        let numbered = |rows: usize, cols: usize| {
+            let groups = (m.div_ceil(rows) * n.div_ceil(cols)).div_ceil(64);
+            let x = groups.min(max);
+            (x, groups.div_ceil(x), batch)
+        };
         match self {
             // 16 x 16 threads, each a 4 x 4 block.
-            MatmulKernel::WorkgroupTiled => (n.div_ceil(64), m.div_ceil(64), batch),
-            // 64 threads, each an 8 x 4 block, numbered across an x * y grid.
-            MatmulKernel::RegisterTiled => {
-                let groups = (m.div_ceil(8) * n.div_ceil(4)).div_ceil(64);
-                let x = groups.min(max);
-                (x, groups.div_ceil(x), batch)
-            }
+            Variant::WorkgroupTiled => (n.div_ceil(64), m.div_ceil(64), batch),
+            // 64 threads, each a block, numbered across an x * y grid.
+            Variant::Scalar => numbered(8, 4),
+            Variant::Vec4 { rows, cols4 } => numbered(rows as usize, 4 * cols4 as usize),
         }
     }
 
     fn pipeline_key(self) -> KernelKey {
-        let kernel = match self {
-            MatmulKernel::WorkgroupTiled => "matmul_workgroup",
-            MatmulKernel::RegisterTiled => "matmul_registers",
+        let (kernel, variant) = match self {
+            Variant::WorkgroupTiled => ("matmul_workgroup", 0),
+            Variant::Scalar => ("matmul_registers", 0),
+            Variant::Vec4 { rows, cols4 } => ("matmul_vec4", rows << 8 | cols4),
         };
-        KernelKey::new(kernel, "", &[DType::Float32])
+        KernelKey::new(kernel, "", &[DType::Float32]).variant(variant)
     }
 
-    fn source(self) -> &'static str {
+    pub fn source(self) -> String {
         match self {
-            MatmulKernel::WorkgroupTiled => WORKGROUP_TILED,
-            MatmulKernel::RegisterTiled => REGISTER_TILED,
+            Variant::WorkgroupTiled => WORKGROUP_TILED.to_string(),
+            Variant::Scalar => REGISTER_TILED.to_string(),
+            Variant::Vec4 { rows, cols4 } => {
+                format!("const TM: u32 = {rows}u;\nconst TN4: u32 = {cols4}u;\n{REGISTER_VEC4}")
+            }
         }
     }
 }
@@ -104,31 +155,33 @@ pub fn dispatch(
     if batch * m * n == 0 {
         return Ok(out);
     }
-    let kernel = gpu.matmul.get();
+    let layout = [a.offset, b.offset, a.batch_stride, b.batch_stride];
+    let variant = Variant::choose(gpu.matmul.get(), n, k, layout);
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
-    let grid = kernel.grid(batch, m, n, max);
+    let grid = variant.grid(batch, m, n, max);
     if grid.0 > max || grid.1 > max || grid.2 > max {
         return Err(Error::Value(format!(
             "matmul: a batch of {batch} products of {m}x{k} by {k}x{n} needs more workgroups than the adapter's limit of {max} per dimension"
         )));
     }
-    let pipeline =
+    let kernel =
         gpu.pipelines
-            .get_or_create(&gpu.device, kernel.pipeline_key(), "main", 2, || {
-                kernel.source().to_string()
+            .get_or_create(&gpu.device, variant.pipeline_key(), "main", 2, || {
+                variant.source()
             });
+    let unit = variant.unit();
     let params = [
         m,
-        n,
-        k,
-        a.offset,
-        b.offset,
-        a.batch_stride,
-        b.batch_stride,
+        n / unit,
+        k / unit,
+        a.offset / unit,
+        b.offset / unit,
+        a.batch_stride / unit,
+        b.batch_stride / unit,
         grid.0,
     ]
     .map(|v| v as u32);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
-    batch_encoder.dispatch(&pipeline, &params, &[a.buffer, b.buffer, &out], grid);
+    batch_encoder.dispatch(&kernel, &params, &[a.buffer, b.buffer, &out], grid);
     Ok(out)
 }
