@@ -308,6 +308,30 @@ impl Distribution {
     }
 }
 
+/// What a creation op fills its row-major array with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fill {
+    /// Every element the same word (`zeros`, `ones`, `full`).
+    Constant(u32),
+    /// The identity matrix: this word on the diagonal, 0 elsewhere.
+    Eye(u32),
+    /// `start + i * step`, computed in f64 and rounded to the dtype (the f64 bits).
+    Arange { start: u64, step: u64 },
+    /// Evenly spaced from `start` to `stop`, both included (the f64 bits).
+    Linspace { start: u64, stop: u64 },
+}
+
+impl Fill {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Constant(_) => "full",
+            Fill::Eye(_) => "eye",
+            Fill::Arange { .. } => "arange",
+            Fill::Linspace { .. } => "linspace",
+        }
+    }
+}
+
 /// The fused row ops of [`Primitive::RowNorm`]. Both shift by the row's maximum `m` for range;
 /// a row whose maximum is not finite (it holds +inf or NaN, or is all -inf) gives NaN for
 /// softmax and `m` for logsumexp, as the unfused ops do.
@@ -381,6 +405,8 @@ pub enum Primitive {
     Concatenate(usize),
     /// Counter-based random numbers under a key; no inputs.
     Random([u32; 2], Distribution),
+    /// A creation op's values; no inputs.
+    Fill(Fill),
     View(View),
 }
 
@@ -397,6 +423,7 @@ impl Primitive {
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",
             Primitive::Random(_, _) => "randomNormal",
+            Primitive::Fill(fill) => fill.name(),
             Primitive::View(View::Reshape) => "reshape",
             Primitive::View(View::Transpose(_)) => "transpose",
             Primitive::View(View::Broadcast) => "broadcastTo",

@@ -978,3 +978,50 @@ fn fused_softmax_and_logsumexp_match_the_unfused_ops() {
         assert_eq!(got, vec![f32::NEG_INFINITY; 4], "on {device:?}");
     }
 }
+
+type Build = Box<dyn Fn(Device) -> Array>;
+
+/// Creation ops run where their stream says, and the GPU's fill kernels give the CPU's words:
+/// sizes off the vec4, every dtype, values that round.
+#[test]
+fn creation_ops_match_across_devices_and_fill_on_the_gpu() {
+    let runtime = gpu_runtime();
+    for dtype in DType::ALL {
+        for n in [0usize, 1, 3, 4, 5, 17, 1000] {
+            let cases: Vec<(&str, Build)> = vec![
+                (
+                    "zeros",
+                    Box::new(move |d| ops::zeros(&[n, 2], dtype, d).unwrap()),
+                ),
+                (
+                    "full",
+                    Box::new(move |d| ops::full(&[n], -2.7, dtype, d).unwrap()),
+                ),
+                ("eye", Box::new(move |d| ops::eye(n, dtype, d).unwrap())),
+                (
+                    "arange",
+                    Box::new(move |d| ops::arange(-1.0, n as f64 / 3.0, 0.1, dtype, d).unwrap()),
+                ),
+                (
+                    "linspace",
+                    Box::new(move |d| ops::linspace(-1.0, 7.3, n, dtype, d).unwrap()),
+                ),
+            ];
+            for (name, build) in cases {
+                compare(
+                    &runtime,
+                    &format!("{name} {n} {dtype:?}"),
+                    (0.0, 0.0),
+                    &build,
+                );
+            }
+        }
+    }
+    let zeros = ops::zeros(&[1 << 20], DType::Float32, Device::Gpu).unwrap();
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&zeros))).unwrap();
+    let storage = zeros.storage().unwrap();
+    assert!(
+        storage.on_gpu() && !storage.on_host(),
+        "filled on the GPU, nothing in host memory"
+    );
+}

@@ -471,6 +471,10 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             ));
         }
     }
+    sources.push((
+        "fill".into(),
+        include_str!("../src/gpu/kernels/fill.wgsl").into(),
+    ));
     for cols4 in [1, 2] {
         let variant = tandem::gpu::ops::matmul::Variant::Vec4 { rows: 8, cols4 };
         sources.push((format!("{variant:?}"), variant.source()));

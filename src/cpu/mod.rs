@@ -4,6 +4,7 @@
 pub mod binary;
 pub mod cast;
 pub mod elementwise;
+pub mod fill;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
@@ -86,6 +87,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         }
         Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
+        Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
         Primitive::Random(key, distribution) => {
             let (normal, a, b) = distribution.parts();
             let draw = if normal {

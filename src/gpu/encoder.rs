@@ -315,7 +315,7 @@ impl Drop for CommandBatch {
 /// A storage buffer for `words` elements that kernels write and readback copies from. WebGPU
 /// cannot bind an empty buffer, so an empty array still gets one word.
 pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<GpuBuffer> {
-    let bytes = (words.max(1) * 4) as u64;
+    let bytes = (words.max(1) as u64) * 4;
     check_binding_size(gpu, bytes)?;
     alloc_gpu(
         &gpu.device,

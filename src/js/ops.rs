@@ -352,9 +352,11 @@ pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     js(ops::matmul(&a.array()?, &b.array()?, device)).map(NdArray::new)
 }
 
-/// `opts.dtype`, or `default`.
-fn dtype_option(op: &'static str, opts: &JsValue, default: DType) -> Result<DType> {
-    Ok(Options::parse(op, opts)?.dtype()?.unwrap_or(default))
+/// A creation op's `opts.dtype` (or `default`) and `opts.stream` (or the default stream).
+fn creation_options(op: &'static str, opts: &JsValue, default: DType) -> Result<(DType, Stream)> {
+    let parsed = Options::parse(op, opts)?;
+    let dtype = parsed.dtype()?.unwrap_or(default);
+    Ok((dtype, parsed.stream()?.unwrap_or_else(default_op_stream)))
 }
 
 fn number(op: &str, what: &str, value: &JsValue) -> Result<f64> {
@@ -363,23 +365,23 @@ fn number(op: &str, what: &str, value: &JsValue) -> Result<f64> {
         .ok_or_else(|| Error::Value(format!("{op}: {what} must be a number")))
 }
 
-/// `zeros(shape, {dtype?})`.
+/// `zeros(shape, {dtype?, stream?})`.
 #[wasm_bindgen]
 pub fn zeros(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let shape = js(shape_of("zeros", &shape))?;
-    let dtype = js(dtype_option("zeros", &opts, DType::Float32))?;
-    js(ops::zeros(&shape, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("zeros", &opts, DType::Float32))?;
+    js(ops::zeros(&shape, dtype, stream)).map(NdArray::new)
 }
 
-/// `ones(shape, {dtype?})`.
+/// `ones(shape, {dtype?, stream?})`.
 #[wasm_bindgen]
 pub fn ones(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let shape = js(shape_of("ones", &shape))?;
-    let dtype = js(dtype_option("ones", &opts, DType::Float32))?;
-    js(ops::ones(&shape, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("ones", &opts, DType::Float32))?;
+    js(ops::ones(&shape, dtype, stream)).map(NdArray::new)
 }
 
-/// `full(shape, value, {dtype?})`: `float32` for a number and `bool` for a boolean by default.
+/// `full(shape, value, {dtype?, stream?})`: `float32` for a number and `bool` for a boolean by default.
 #[wasm_bindgen]
 pub fn full(shape: JsValue, value: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let shape = js(shape_of("full", &shape))?;
@@ -387,11 +389,11 @@ pub fn full(shape: JsValue, value: JsValue, opts: JsValue) -> JsResult<NdArray> 
         Some(b) => (f64::from(u8::from(b)), DType::Bool),
         None => (js(number("full", "the value", &value))?, DType::Float32),
     };
-    let dtype = js(dtype_option("full", &opts, default))?;
-    js(ops::full(&shape, x, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("full", &opts, default))?;
+    js(ops::full(&shape, x, dtype, stream)).map(NdArray::new)
 }
 
-/// `arange(stop)`, `arange(start, stop, step?, {dtype?})`: like NumPy; `float32` by default.
+/// `arange(stop)`, `arange(start, stop, step?, {dtype?, stream?})`: like NumPy; `float32` by default.
 /// An options object may stand in place of any omitted trailing argument.
 #[wasm_bindgen]
 pub fn arange(start: JsValue, stop: JsValue, step: JsValue, opts: JsValue) -> JsResult<NdArray> {
@@ -416,24 +418,24 @@ pub fn arange(start: JsValue, stop: JsValue, step: JsValue, opts: JsValue) -> Js
             )));
         }
     };
-    let dtype = js(dtype_option("arange", &opts, DType::Float32))?;
-    js(ops::arange(a, b, s, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("arange", &opts, DType::Float32))?;
+    js(ops::arange(a, b, s, dtype, stream)).map(NdArray::new)
 }
 
-/// `linspace(start, stop, num, {dtype?})`: `num` values from start to stop, both included.
+/// `linspace(start, stop, num, {dtype?, stream?})`: `num` values from start to stop, both included.
 #[wasm_bindgen]
 pub fn linspace(start: f64, stop: f64, num: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let count = js(shape_of("linspace", &js_sys::Array::of1(&num).into()))?[0];
-    let dtype = js(dtype_option("linspace", &opts, DType::Float32))?;
-    js(ops::linspace(start, stop, count, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("linspace", &opts, DType::Float32))?;
+    js(ops::linspace(start, stop, count, dtype, stream)).map(NdArray::new)
 }
 
-/// `eye(n, {dtype?})`: the identity matrix.
+/// `eye(n, {dtype?, stream?})`: the identity matrix.
 #[wasm_bindgen]
 pub fn eye(n: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let n = js(shape_of("eye", &js_sys::Array::of1(&n).into()))?[0];
-    let dtype = js(dtype_option("eye", &opts, DType::Float32))?;
-    js(ops::eye(n, dtype)).map(NdArray::new)
+    let (dtype, stream) = js(creation_options("eye", &opts, DType::Float32))?;
+    js(ops::eye(n, dtype, stream)).map(NdArray::new)
 }
 
 /// The NDArrays of a JS array.

@@ -1,120 +1,145 @@
 //! Arrays made from a description rather than data: `zeros ones full arange linspace eye`.
-//! They are built on the host; the runtime uploads them when a GPU op first reads them.
+//! Each is a lazy node that runs where its stream says: a fill kernel on the GPU, words made
+//! in wasm on the CPU (`cpu/fill.rs`), so nothing is built before it is needed.
 
 use crate::array::Array;
 use crate::cpu::cast::from_number;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::shape::numel;
+use crate::primitive::{Fill, Primitive};
+use crate::shape::fmt_shape;
+use crate::stream::Stream;
+
+/// The most elements an array may have: its bytes must be countable in 32 bits on wasm32 and
+/// in 53 bits (a JS number) everywhere.
+const MAX_ELEMENTS: u64 = (1 << 51) / 4;
+
+fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> Result<Array> {
+    let count = shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .filter(|&n| n <= MAX_ELEMENTS && usize::try_from(n * 4).is_ok());
+    if count.is_none() {
+        return Err(Error::MemoryLimit(format!(
+            "{op}: an array of shape {} has more bytes than this device can address",
+            fmt_shape(shape)
+        )));
+    }
+    let primitive = Primitive::Fill(fill);
+    Ok(Array::from_primitive(
+        primitive,
+        Vec::new(),
+        shape.to_vec(),
+        dtype,
+        stream,
+    ))
+}
 
 /// An array of `shape` filled with `value`.
-pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Array> {
-    Array::from_words(vec![from_number(value, dtype); numel(shape)], shape, dtype)
+pub fn full(shape: &[usize], value: f64, dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
+    let fill = Fill::Constant(from_number(value, dtype));
+    node("full", fill, shape, dtype, stream.into())
 }
 
-pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
-    full(shape, 0.0, dtype)
+pub fn zeros(shape: &[usize], dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
+    full(shape, 0.0, dtype, stream)
 }
 
-pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
-    full(shape, 1.0, dtype)
+pub fn ones(shape: &[usize], dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
+    full(shape, 1.0, dtype, stream)
 }
 
 /// `start, start + step, …` up to but excluding `stop`.
 ///
 /// ```
-/// use tandem::{DType, ops::arange};
-/// assert_eq!(arange(0.0, 5.0, 2.0, DType::Int32).unwrap().shape(), &[3]);
+/// use tandem::{DType, Device, ops::arange};
+/// assert_eq!(arange(0.0, 5.0, 2.0, DType::Int32, Device::Cpu).unwrap().shape(), &[3]);
 /// ```
-pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
+pub fn arange(
+    start: f64,
+    stop: f64,
+    step: f64,
+    dtype: DType,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
     if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
         return Err(Error::Value(format!(
             "arange: start {start}, stop {stop} and step {step} must be finite, and step non-zero"
         )));
     }
-    let count = ((stop - start) / step).ceil().max(0.0) as usize;
-    let words = (0..count)
-        .map(|i| from_number(start + i as f64 * step, dtype))
-        .collect();
-    Array::from_words(words, &[count], dtype)
+    let count = ((stop - start) / step).ceil().max(0.0);
+    if count > MAX_ELEMENTS as f64 {
+        return Err(Error::MemoryLimit(format!(
+            "arange: {count} elements are more than this device can address"
+        )));
+    }
+    let fill = Fill::Arange {
+        start: start.to_bits(),
+        step: step.to_bits(),
+    };
+    node("arange", fill, &[count as usize], dtype, stream.into())
 }
 
 /// `num` evenly spaced values from `start` to `stop`, both included.
-pub fn linspace(start: f64, stop: f64, num: usize, dtype: DType) -> Result<Array> {
-    let step = if num > 1 {
-        (stop - start) / (num - 1) as f64
-    } else {
-        0.0
+pub fn linspace(
+    start: f64,
+    stop: f64,
+    num: usize,
+    dtype: DType,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    if !start.is_finite() || !stop.is_finite() {
+        return Err(Error::Value(format!(
+            "linspace: start {start} and stop {stop} must be finite"
+        )));
+    }
+    let fill = Fill::Linspace {
+        start: start.to_bits(),
+        stop: stop.to_bits(),
     };
-    let value = |i: usize| {
-        if i + 1 == num && num > 1 {
-            stop
-        } else {
-            start + i as f64 * step
-        }
-    };
-    let words = (0..num).map(|i| from_number(value(i), dtype)).collect();
-    Array::from_words(words, &[num], dtype)
+    node("linspace", fill, &[num], dtype, stream.into())
 }
 
 /// The `n`×`n` identity matrix.
-pub fn eye(n: usize, dtype: DType) -> Result<Array> {
-    let words = (0..n * n)
-        .map(|i| from_number(f64::from(u8::from(i % (n + 1) == 0)), dtype))
-        .collect();
-    Array::from_words(words, &[n, n], dtype)
+pub fn eye(n: usize, dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
+    let fill = Fill::Eye(from_number(1.0, dtype));
+    node("eye", fill, &[n, n], dtype, stream.into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn floats(a: &Array) -> Vec<f32> {
-        let data = a.data().unwrap();
-        let words = host_words(&data);
-        words.iter().map(|&w| f32::from_bits(w)).collect()
-    }
-
-    fn host_words(data: &crate::array::Data) -> Vec<u32> {
-        // Host-built arrays have their host copy already; no runtime is needed to read it.
-        let host = data
-            .storage
-            .host_words()
-            .expect("creation ops build on the host");
-        host.to_vec()
-    }
+    use crate::stream::Device;
 
     #[test]
     fn arange_counts_like_numpy() {
+        let count =
+            |a: f64, b: f64, s: f64| arange(a, b, s, DType::Float32, Device::Cpu).map(|x| x.size());
+        assert_eq!(count(0.0, 1.0, 0.25).unwrap(), 4);
+        assert_eq!(count(5.0, 0.0, 1.0).unwrap(), 0);
+        assert_eq!(count(5.0, 0.0, -2.0).unwrap(), 3);
+        assert_eq!(count(0.0, 1.0, 0.0).unwrap_err().kind(), "ValueError");
         assert_eq!(
-            floats(&arange(0.0, 1.0, 0.25, DType::Float32).unwrap()),
-            vec![0.0, 0.25, 0.5, 0.75]
-        );
-        assert_eq!(arange(5.0, 0.0, 1.0, DType::Float32).unwrap().size(), 0);
-        assert_eq!(arange(5.0, 0.0, -2.0, DType::Float32).unwrap().size(), 3);
-        assert_eq!(
-            arange(0.0, 1.0, 0.0, DType::Float32).unwrap_err().kind(),
-            "ValueError"
-        );
-    }
-
-    #[test]
-    fn linspace_ends_exactly_at_stop() {
-        assert_eq!(
-            floats(&linspace(0.0, 1.0, 5, DType::Float32).unwrap()),
-            vec![0.0, 0.25, 0.5, 0.75, 1.0]
-        );
-        assert_eq!(
-            floats(&linspace(3.0, 9.0, 1, DType::Float32).unwrap()),
-            vec![3.0]
+            count(0.0, 1e300, 1.0).unwrap_err().kind(),
+            "MemoryLimitError"
         );
     }
 
     #[test]
-    fn eye_has_ones_on_the_diagonal() {
-        assert_eq!(
-            floats(&eye(3, DType::Float32).unwrap()),
-            vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
+    fn creation_is_lazy_and_sizes_past_the_address_space_are_refused() {
+        let big = zeros(&[1 << 14, 1 << 12], DType::Float32, Device::Gpu).unwrap();
+        assert!(
+            !big.is_evaluated(),
+            "256 MiB of zeros allocates nothing until evaluated"
+        );
+        let err = zeros(&[usize::MAX, 2], DType::Float32, Device::Cpu).unwrap_err();
+        assert_eq!(err.kind(), "MemoryLimitError");
+        let huge = usize::MAX / 2;
+        let err = ones(&[huge, 4], DType::Int32, Device::Cpu).unwrap_err();
+        assert!(
+            err.message().contains(&format!("[{huge}, 4]")),
+            "{}",
+            err.message()
         );
     }
 }

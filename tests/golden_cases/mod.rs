@@ -415,6 +415,7 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 n("stop"),
                 n("step"),
                 dtype_param(params, DType::Float32),
+                device,
             ))
         }
         "linspace" => {
@@ -424,19 +425,23 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 n("stop"),
                 n("num") as usize,
                 dtype_param(params, DType::Float32),
+                device,
             ))
         }
         "eye" => one(ops::eye(
             params["n"].as_u64().unwrap() as usize,
             dtype_param(params, DType::Float32),
+            device,
         )),
         "zeros" => one(ops::zeros(
             &sizes(&params["shape"]),
             dtype_param(params, DType::Float32),
+            device,
         )),
         "ones" => one(ops::ones(
             &sizes(&params["shape"]),
             dtype_param(params, DType::Float32),
+            device,
         )),
         "full" => {
             let value = params["value"]
@@ -451,6 +456,7 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 &sizes(&params["shape"]),
                 value.unwrap(),
                 dtype_param(params, default),
+                device,
             ))
         }
         other => panic!("golden.json names an op the runner does not know: {other}"),

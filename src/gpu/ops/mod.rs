@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod elementwise;
+pub mod fill;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
@@ -88,6 +89,7 @@ pub fn eval(
         Primitive::Random(key, distribution) => {
             random::dispatch(gpu, batch, key, distribution, node.size())
         }
+        Primitive::Fill(fill) => fill::dispatch(gpu, batch, fill, node.dtype(), node.shape()),
     }
 }
 
