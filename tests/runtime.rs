@@ -220,6 +220,16 @@ fn a_repeated_chain_creates_no_buffers_or_pipelines() {
         "the second run took every buffer from the cache"
     );
     assert_eq!(gpu.pipelines.len(), pipelines);
+    let three = Array::from_f32(&[3.0], &[]).unwrap();
+    let tripled = ops::binary(BinaryOp::Multiply, &x, &three, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&tripled)).unwrap(),
+        vec![3.0; 64]
+    );
+    assert!(
+        !three.storage().unwrap().on_gpu(),
+        "a one-element host operand is a kernel parameter, never uploaded"
+    );
 
     let a = ops::add(&x, &x, Device::Gpu).unwrap();
     pollster::block_on(runtime.evaluate(std::slice::from_ref(&a))).unwrap();

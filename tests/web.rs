@@ -459,9 +459,14 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
                 header(),
                 &[Access::Scalar, Access::Dense],
             ));
+            sources.push(vec4(
+                &binary::FAMILY,
+                header(),
+                &[Access::Dense, Access::Word(7)],
+            ));
         }
         let header = select::header(DType::Bool, dtype, dtype, dtype);
-        let accesses = [Access::Dense, Access::Scalar, Access::Dense];
+        let accesses = [Access::Word(1), Access::Scalar, Access::Dense];
         sources.push(vec4(&select::FAMILY, header, &accesses));
         let reductions = ReduceOp::ALL;
         for op in reductions {

@@ -9,7 +9,7 @@ use wasm_bindgen_test::*;
 
 use tandem::js::memory::*;
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, full, maximum, subtract, zeros};
+use tandem::js::ops::{add, array, full, maximum, subtract};
 use tandem::js::random::random_uniform;
 use tandem::js::stream::evaluate;
 use tandem::js::tidy::tidy;
@@ -106,8 +106,7 @@ async fn peak_memory_is_the_true_maximum_of_live_bytes() {
     runtime_info().await;
     let base = get_active_memory();
     reset_peak_memory();
-    let host =
-        |mib: f64| JsValue::from(zeros(floats(&[mib * MIB / 4.0]), JsValue::UNDEFINED).unwrap());
+    let host = |mib: f64| JsValue::from(host_zeros(mib * MIB / 4.0).unwrap());
     let a = host(3.0);
     let b = host(2.0);
     dispose(&a);
@@ -136,7 +135,7 @@ async fn a_64_mib_limit_fails_at_the_expected_array_and_recovers() {
     let mut arrays = Vec::new();
     let mut failed_at = None;
     for i in 0..100 {
-        match full(floats(&[MIB / 4.0]), (i as f64).into(), int32()) {
+        match host_full_i32(MIB / 4.0, i as i32) {
             Ok(a) => arrays.push(JsValue::from(a)),
             Err(err) => {
                 let message =
@@ -159,15 +158,27 @@ async fn a_64_mib_limit_fails_at_the_expected_array_and_recovers() {
     for a in arrays.iter().step_by(2) {
         dispose(a);
     }
-    let again = full(floats(&[MIB / 4.0]), 7.into(), int32());
+    let again = host_full_i32(MIB / 4.0, 7);
     assert!(again.is_ok(), "after disposing half, allocation succeeds");
     set_memory_limit(f64::INFINITY).unwrap();
     drop(again);
     arrays.iter().skip(1).step_by(2).for_each(dispose);
 }
 
-fn int32() -> JsValue {
-    options(&[("dtype", "int32".into())])
+/// `count` zeros made from data, so their bytes are counted at once (creation ops are lazy:
+/// `zeros` allocates when evaluated).
+fn host_zeros(count: f64) -> Result<NdArray, JsValue> {
+    array(
+        js_sys::Float32Array::new_with_length(count as u32).into(),
+        JsValue::UNDEFINED,
+    )
+}
+
+/// `count` int32 copies of `value` made from data.
+fn host_full_i32(count: f64, value: i32) -> Result<NdArray, JsValue> {
+    let data = js_sys::Int32Array::new_with_length(count as u32);
+    data.fill(value, 0, count as u32);
+    array(data.into(), JsValue::UNDEFINED)
 }
 
 #[wasm_bindgen_test]
@@ -327,11 +338,32 @@ async fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
     }
 }
 
+/// Creation ops are lazy nodes on their stream: nothing is allocated until they run, and then
+/// on the device their stream names.
+#[wasm_bindgen_test]
+async fn creation_ops_allocate_when_evaluated_on_their_stream() {
+    runtime_info().await;
+    let base = get_active_memory();
+    let z: JsValue = tandem::js::ops::zeros(floats(&[1048576.0]), gpu())
+        .unwrap()
+        .into();
+    assert_eq!(
+        get_active_memory(),
+        base,
+        "4 MiB of zeros, not yet evaluated"
+    );
+    eval(std::slice::from_ref(&z)).await;
+    assert_eq!(get_active_memory(), base + 4.0 * MIB);
+    assert!(stat("active_bytes.gpu.current") >= 4.0 * MIB, "on the GPU");
+    dispose(&z);
+    assert_eq!(get_active_memory(), base);
+}
+
 #[wasm_bindgen_test]
 async fn a_disposed_array_throws_disposed_array_error() {
     runtime_info().await;
     let base = get_active_memory();
-    let a: JsValue = zeros(floats(&[1024.0]), JsValue::UNDEFINED).unwrap().into();
+    let a: JsValue = host_zeros(1024.0).unwrap().into();
     assert_eq!(get_active_memory(), base + 4096.0);
     call(&a, "dispose").unwrap();
     assert_eq!(get_active_memory(), base);
@@ -351,7 +383,7 @@ async fn a_disposed_array_throws_disposed_array_error() {
         "NDArray(disposed)"
     );
 
-    let b: JsValue = zeros(floats(&[256.0]), JsValue::UNDEFINED).unwrap().into();
+    let b: JsValue = host_zeros(256.0).unwrap().into();
     let symbol = js_sys::Reflect::get(&js_sys::global(), &"Symbol".into()).unwrap();
     let dispose_key = js_sys::Reflect::get(&symbol, &"dispose".into()).unwrap();
     let method: js_sys::Function = js_sys::Reflect::get(&b, &dispose_key).unwrap().into();
@@ -371,10 +403,9 @@ async fn tidy_disposes_what_the_function_made_except_what_it_returns() {
     collect_garbage().await;
     let base = get_active_memory();
     let kept = Closure::once_into_js(move || {
-        let a = zeros(floats(&[256.0]), JsValue::UNDEFINED).unwrap();
+        let a = host_zeros(256.0).unwrap();
         let b = add(JsValue::from(a), 1.into(), cpu()).unwrap();
-        let inner =
-            Closure::once_into_js(move || zeros(floats(&[512.0]), JsValue::UNDEFINED).unwrap());
+        let inner = Closure::once_into_js(move || host_zeros(512.0).unwrap());
         let from_inner = tidy(inner.unchecked_ref()).unwrap();
         js_sys::Array::of2(&JsValue::from(b), &from_inner)
     });
@@ -385,7 +416,7 @@ async fn tidy_disposes_what_the_function_made_except_what_it_returns() {
     // 256-byte unit); the inner tidy's array (2048 bytes) was returned through both tidies.
     assert_eq!(get_active_memory(), base + 1024.0 + 256.0 + 2048.0);
     let thrower = Closure::once_into_js(move || -> Result<JsValue, JsValue> {
-        let _leaked = zeros(floats(&[4096.0]), JsValue::UNDEFINED).unwrap();
+        let _leaked = host_zeros(4096.0).unwrap();
         Err(js_sys::Error::new("boom").into())
     });
     let err = tidy(thrower.unchecked_ref()).unwrap_err();
@@ -426,11 +457,7 @@ async fn forgotten_arrays_are_freed_after_garbage_collection() {
 fn make_and_forget(count: usize) {
     let holder = js_sys::Array::new();
     for _ in 0..count {
-        holder.push(
-            &zeros(floats(&[16384.0]), JsValue::UNDEFINED)
-                .unwrap()
-                .into(),
-        );
+        holder.push(&host_zeros(16384.0).unwrap().into());
     }
     holder.set_length(0);
 }

@@ -194,15 +194,35 @@ fn run_on_gpu(
     inputs: &[Array],
     input_data: &[Data],
 ) -> Result<Storage> {
+    // A one-element input only on the host goes to an elementwise kernel as a word: uploading
+    // it would make a buffer and a write for every `add(x, 1)`.
+    let takes_words = node.primitive().is_some_and(|p| gpu::ops::takes_words(&p));
+    let word_of = |x: &Array, d: &Data| {
+        let host = (takes_words && x.size() == 1 && !d.storage.on_gpu())
+            .then(|| d.storage.host_words())
+            .flatten()?;
+        host.get(d.layout.offset).copied()
+    };
+    let words: Vec<Option<u32>> = inputs
+        .iter()
+        .zip(input_data)
+        .map(|(x, d)| word_of(x, d))
+        .collect();
     let buffers = input_data
         .iter()
-        .map(|d| d.storage.ensure_gpu(gpu))
+        .zip(&words)
+        .map(|(d, word)| match word {
+            Some(_) => Ok(None),
+            None => d.storage.ensure_gpu(gpu).map(Some),
+        })
         .collect::<Result<Vec<_>>>()?;
     let gpu_inputs: Vec<_> = buffers
         .iter()
         .zip(input_data)
-        .map(|(buffer, d)| gpu::ops::GpuInput {
-            buffer,
+        .zip(&words)
+        .map(|((buffer, d), &word)| gpu::ops::GpuInput {
+            buffer: buffer.as_ref(),
+            word,
             layout: &d.layout,
         })
         .collect();

@@ -7,9 +7,11 @@
 // Prepended by the host (`gpu/ops/vectorized.rs`): the op's header, convert.wgsl, math.wgsl,
 // the operands' and output's bindings, and `fn element4(v: u32) -> vec4<Out>`, which loads
 // `vec4` v of each operand and applies the op to each lane.
-// Bindings: 0 params (uniform), 1..=n operands (read), n + 1 out (read_write).
+// Bindings: 0 params (uniform), 1..=n the operands that are not words (read), n + 1 out.
 
-// Each operand's offset is in `vec4`s for a dense operand and in elements for a scalar.
+// Each operand's offset is in `vec4`s for a dense operand and in elements for a scalar; an
+// operand passed as a word (a one-element array only on the host) has its bits there instead,
+// and no binding.
 struct Vec4Params {
     // Output length in `vec4`s.
     len4: u32,

@@ -17,7 +17,7 @@ use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::CommandBatch;
+use crate::gpu::encoder::{CommandBatch, upload_words};
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::{Primitive, ReduceOp, UnaryOp};
@@ -27,10 +27,28 @@ use elementwise::Operand;
 /// Threads per workgroup of the elementwise kernels.
 pub const WORKGROUP_SIZE: u32 = 256;
 
-/// An input's GPU buffer and layout.
+/// An input's GPU buffer and layout; or, for a one-element input of an elementwise op that
+/// is only on the host (a JS number, a constant an op made), its word, which the kernel takes
+/// as a parameter: no buffer is made or written for it.
 pub struct GpuInput<'a> {
-    pub buffer: &'a GpuBuffer,
+    pub buffer: Option<&'a GpuBuffer>,
+    pub word: Option<u32>,
     pub layout: &'a Layout,
+}
+
+impl GpuInput<'_> {
+    fn buffer(&self) -> &GpuBuffer {
+        self.buffer
+            .expect("only elementwise ops take inputs as words, and they take every kind")
+    }
+}
+
+/// Whether `primitive` takes one-element host inputs as words ([`GpuInput::word`]).
+pub fn takes_words(primitive: &Primitive) -> bool {
+    matches!(
+        primitive,
+        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where
+    )
 }
 
 /// Records the dispatch that computes `node` from its inputs and returns the output buffer.
@@ -73,7 +91,7 @@ pub fn eval(
             let shape = input.shape();
             let copied;
             let (buffer, block) = match reduction_block(shape, data.layout, axes) {
-                Some(block) if block.inner == 1 => (data.buffer, block),
+                Some(block) if block.inner == 1 => (data.buffer(), block),
                 _ => {
                     copied = contiguous(gpu, batch, input, data)?;
                     let n = shape.len();
@@ -107,36 +125,57 @@ fn elementwise_node(
     header: impl Fn() -> String,
 ) -> Result<GpuBuffer> {
     let shape = node.shape();
+    let fast: Option<Vec<vectorized::Access>> = inputs
+        .iter()
+        .zip(data)
+        .map(|(x, d)| match (d.word, d.buffer) {
+            (Some(word), _) => Some(vectorized::Access::Word(word)),
+            (None, _) => {
+                let strides = d.layout.broadcast(x.shape(), shape);
+                vectorized::access(shape, &strides, d.layout.offset)
+            }
+        })
+        .collect();
+    if let Some(accesses) = fast {
+        let operands: Vec<(Option<&GpuBuffer>, usize, vectorized::Access)> = data
+            .iter()
+            .zip(accesses)
+            .map(|(d, a)| (d.buffer, d.layout.offset, a))
+            .collect();
+        let key = KernelKey {
+            kernel: family.vec4_kernel,
+            ..key
+        };
+        let op = vectorized::OpHeader {
+            inputs: family.inputs,
+            function: family.function,
+        };
+        return vectorized::dispatch(gpu, batch, key, header, &op, shape, &operands);
+    }
+    // The strided kernel binds every operand: words get a buffer of their own for this once.
+    let uploads: Vec<Option<GpuBuffer>> = data
+        .iter()
+        .map(|d| d.word.map(|w| upload_words(gpu, &[w])).transpose())
+        .collect::<Result<_>>()?;
     let operands: Vec<Operand> = inputs
         .iter()
         .zip(data)
-        .map(|(x, d)| Operand {
-            buffer: d.buffer,
-            strides: d.layout.broadcast(x.shape(), shape),
-            offset: d.layout.offset,
+        .zip(&uploads)
+        .map(|((x, d), upload)| match upload {
+            Some(buffer) => Operand {
+                buffer,
+                strides: vec![0; shape.len()],
+                offset: 0,
+            },
+            None => Operand {
+                buffer: d.buffer(),
+                strides: d.layout.broadcast(x.shape(), shape),
+                offset: d.layout.offset,
+            },
         })
         .collect();
-    let accesses: Option<Vec<(&Operand, vectorized::Access)>> = operands
-        .iter()
-        .map(|o| vectorized::access(shape, &o.strides, o.offset).map(|a| (o, a)))
-        .collect();
-    match accesses {
-        Some(accesses) => {
-            let key = KernelKey {
-                kernel: family.vec4_kernel,
-                ..key
-            };
-            let op = vectorized::OpHeader {
-                inputs: family.inputs,
-                function: family.function,
-            };
-            vectorized::dispatch(gpu, batch, key, header, &op, shape, &accesses)
-        }
-        None => {
-            let source = || elementwise::strided_source(&header(), family.strided_kernel);
-            elementwise::dispatch(gpu, batch, key, source, shape, &operands)
-        }
-    }
+    let source = || elementwise::strided_source(&header(), family.strided_kernel);
+    elementwise::dispatch(gpu, batch, key, source, shape, &operands)
 }
 
 /// What an elementwise op family's kernels share: the strided kernel's text, the name of its
@@ -162,7 +201,7 @@ fn eval_reduce(
     if let Some(block) = reduction_block(shape, data.layout, axes)
         && !block.better_as_rows()
     {
-        return reduce::dispatch(gpu, batch, op, input.dtype(), data.buffer, block);
+        return reduce::dispatch(gpu, batch, op, input.dtype(), data.buffer(), block);
     }
     let copied = contiguous(gpu, batch, input, data)?;
     let kept = crate::shape::numel(&shape[..shape.len() - axes]);
@@ -209,7 +248,7 @@ fn concatenate(
     for (x, d) in inputs.iter().zip(data) {
         let (from, to) = (x.dtype(), node.dtype());
         let input = Operand {
-            buffer: d.buffer,
+            buffer: d.buffer(),
             strides: d.layout.strides.clone(),
             offset: d.layout.offset,
         };
@@ -254,7 +293,7 @@ fn contiguous(
 ) -> Result<GpuBuffer> {
     let dtype = input.dtype();
     let copy = Operand {
-        buffer: data.buffer,
+        buffer: data.buffer(),
         strides: data.layout.strides.clone(),
         offset: data.layout.offset,
     };
@@ -298,7 +337,7 @@ fn eval_matmul(
         }
     }
     let operand = |k: usize| matmul::MatrixOperand {
-        buffer: placement[k].0.map_or(data[k].buffer, |c| &copies[c]),
+        buffer: placement[k].0.map_or(data[k].buffer(), |c| &copies[c]),
         offset: placement[k].1,
         batch_stride: placement[k].2,
     };

@@ -6,7 +6,7 @@
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
-use crate::gpu::ops::elementwise::{CONVERT, MATH, Operand};
+use crate::gpu::ops::elementwise::{CONVERT, MATH};
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{contiguous_strides, numel};
@@ -23,8 +23,21 @@ const ITEMS: u32 = 2;
 pub enum Access {
     /// Row-major over the output's shape, from an offset that is a multiple of 4.
     Dense,
-    /// One element, broadcast to every output element.
+    /// One element of a buffer, broadcast to every output element.
     Scalar,
+    /// One element given as a parameter word (no buffer), broadcast.
+    Word(u32),
+}
+
+impl Access {
+    /// The operand's part of the kernel's specialization.
+    fn code(self) -> u32 {
+        match self {
+            Access::Dense => 0,
+            Access::Scalar => 1,
+            Access::Word(_) => 2,
+        }
+    }
 }
 
 /// How the fast kernel reads an operand with `strides` and `offset` over the output `shape`,
@@ -52,8 +65,9 @@ pub struct OpHeader<'a> {
     pub function: &'a str,
 }
 
-/// Records the fast kernel over `shape` with `operands` read as `accesses` says, and returns
-/// the output buffer. `key` names the op's `vec4` kernel; the accesses are added to it.
+/// Records the fast kernel over `shape` with each operand (its buffer, unless it is a word,
+/// and its offset) read as its access says, and returns the output buffer. `key` names the
+/// op's `vec4` kernel; the accesses are added to it.
 pub fn dispatch(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
@@ -61,36 +75,40 @@ pub fn dispatch(
     header: impl FnOnce() -> String,
     op: &OpHeader<'_>,
     shape: &[usize],
-    operands: &[(&Operand, Access)],
+    operands: &[(Option<&GpuBuffer>, usize, Access)],
 ) -> Result<GpuBuffer> {
     let len = numel(shape);
     let out = create_storage(gpu, len)?;
     if len == 0 {
         return Ok(out);
     }
-    let accesses: Vec<Access> = operands.iter().map(|(_, a)| *a).collect();
+    let accesses: Vec<Access> = operands.iter().map(|o| o.2).collect();
     let variant = accesses
         .iter()
         .enumerate()
-        .map(|(k, a)| u32::from(*a == Access::Scalar) << k)
+        .map(|(k, a)| a.code() << (2 * k))
         .sum::<u32>();
-    let key = key.variant(variant);
-    let kernel = gpu
-        .pipelines
-        .get_or_create(&gpu.device, key, "main", operands.len(), || {
-            source(&header(), op, &accesses)
-        });
-    let len4 = len.div_ceil(4);
-    let mut params = [len4 as u32, 0, 0, 0];
-    for (k, (operand, access)) in operands.iter().enumerate() {
-        params[k + 1] = match access {
-            Access::Dense => (operand.offset / 4) as u32,
-            Access::Scalar => operand.offset as u32,
+    let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
+    let mut params = [len.div_ceil(4) as u32, 0, 0, 0];
+    for (k, (buffer, offset, access)) in operands.iter().enumerate() {
+        params[k + 1] = match *access {
+            Access::Dense => (offset / 4) as u32,
+            Access::Scalar => *offset as u32,
+            Access::Word(word) => word,
         };
+        if !matches!(access, Access::Word(_)) {
+            buffers.push(buffer.expect("an operand read from memory has a buffer"));
+        }
     }
-    let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|(o, _)| o.buffer).collect();
     buffers.push(&out);
-    let threads = len4.div_ceil(ITEMS as usize);
+    let kernel = gpu.pipelines.get_or_create(
+        &gpu.device,
+        key.variant(variant),
+        "main",
+        buffers.len() - 1,
+        || source(&header(), op, &accesses),
+    );
+    let threads = len.div_ceil(4).div_ceil(ITEMS as usize);
     let (x, y) = grid(threads, gpu.limits().max_compute_workgroups_per_dimension);
     batch.dispatch(&kernel, &params, &buffers, (x, y, 1));
     Ok(out)
@@ -109,8 +127,11 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access]) -> String {
     let mut text = format!(
         "{header}\n{CONVERT}\n{MATH}\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst ITEMS: u32 = {ITEMS}u;\n"
     );
+    let mut binding = 0;
     for (k, (alias, access)) in op.inputs.iter().zip(accesses).enumerate() {
-        let binding = k + 1;
+        if !matches!(access, Access::Word(_)) {
+            binding += 1;
+        }
         text += &match access {
             Access::Dense => format!(
                 "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
@@ -120,9 +141,12 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access]) -> String {
                 "@group(0) @binding({binding}) var<storage, read> in{k}: array<{alias}>;\n\
                  fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(in{k}[params.offset{k}]); }}\n"
             ),
+            Access::Word(_) => format!(
+                "fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(bitcast<{alias}>(params.offset{k})); }}\n"
+            ),
         };
     }
-    let out = op.inputs.len() + 1;
+    let out = binding + 1;
     text += &format!("@group(0) @binding({out}) var<storage, read_write> out: array<vec4<Out>>;\n");
     let loads: Vec<String> = (0..op.inputs.len())
         .map(|k| format!("    let a{k} = load{k}(v);\n"))
