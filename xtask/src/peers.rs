@@ -78,6 +78,9 @@ const WORKLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest a page may take from loading to starting its first workload.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 const POLL: Duration = Duration::from_millis(250);
+/// The longest one WebDriver command may take: a page stuck in a synchronous loop never
+/// answers, and the workload's own timeout must still be able to fire.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many runs a workload gets: `warmup`, then at least `runs` timed runs, more up to
 /// `max_runs` while the timed runs have taken less than `budget_ms` in all.
@@ -247,7 +250,7 @@ pub fn peers(manifest: &Manifest, args: &[&str]) -> Result<(), String> {
     ensure_npm_packages(&root().join("bench"))?;
     let address = demo::serve_pages(manifest, "bench")?;
     println!(
-        "peers: {} workloads x {} runtimes, {}",
+        "peers: {} workload(s) x {} runtime(s), {}",
         workloads.len(),
         options.runtimes.len(),
         plan.describe()
@@ -529,7 +532,13 @@ fn one_line(result: &Value) -> String {
 /// Opens the page in a fresh browser and follows its progress until it ends, is abandoned, or
 /// the browser dies. `absorb` gets every report the page gives.
 fn drive_page(manifest: &Manifest, url: &str, mut absorb: impl FnMut(&Value)) -> Stop {
-    let browser = match Browser::launch(manifest).and_then(|b| b.goto(url).map(|()| b)) {
+    let open = || {
+        let mut browser = Browser::launch(manifest)?;
+        browser.set_timeout(Some(COMMAND_TIMEOUT));
+        browser.goto(url)?;
+        Ok::<Browser, String>(browser)
+    };
+    let browser = match open() {
         Ok(browser) => browser,
         Err(e) => return Stop::PageError(format!("cannot open the page: {e}")),
     };
