@@ -49,9 +49,10 @@ window.addEventListener("unhandledrejection", (e) =>
   state.pageErrors.push(`unhandled rejection: ${describe(e.reason)}`),
 );
 
+// An error as one string, cut to 2000 characters (a failed shader compile quotes its source).
 function describe(err) {
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
 }
 
 // The first lines of an error's stack, for the JSON.

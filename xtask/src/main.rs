@@ -31,10 +31,11 @@ commands:
                     build, install the peers (TF.js 4.22, jax-js 0.1.25) into bench/node_modules
                     with npm, and time tandem beside them, each runtime in a fresh headless
                     Chromium; every result checked. Writes target/bench/peers.json.
-                    --quick: 7 timed runs after 2 warm-ups per workload (default: 7 to 25,
-                    while under 5 s); --only: workload ids or groups (matmul, exp, exp-chain,
-                    mlx, sum, add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu,
-                    tfjs-webgpu, tfjs-wasm, jax-webgpu, jax-jit, webgpu-hand
+                    --quick: 7 timed runs after 2 warm-ups per workload, about 3.5 min
+                    (default: 11 to 31 runs, more while a workload's runs take under 10 s);
+                    --only: workload ids or groups (matmul, exp, exp-chain, mlx, sum,
+                    add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu, tfjs-webgpu,
+                    tfjs-wasm, jax-webgpu, jax-jit, webgpu-hand (bench/README.md has more)
   interleave [--programs N] [--seed S]
                     the long run of the browser's random interleaving test: N programs
                     (default 2000) of overlapping calls from seed S (default: the time)";

@@ -100,9 +100,9 @@ const QUICK: Plan = Plan {
 };
 const FULL: Plan = Plan {
     warmup: 2,
-    runs: 7,
-    max_runs: 25,
-    budget_ms: 5000,
+    runs: 11,
+    max_runs: 31,
+    budget_ms: 10_000,
 };
 
 impl Plan {
@@ -506,7 +506,10 @@ fn absorb(report: &mut Report, workloads: &[Workload], snapshot: &Value) {
 fn one_line(result: &Value) -> String {
     match result["status"].as_str() {
         Some("n/a") => format!("n/a ({})", result["reason"].as_str().unwrap_or("")),
-        Some("error") => format!("err ({})", result["error"].as_str().unwrap_or("")),
+        Some("error") => format!(
+            "err ({})",
+            first_line(result["error"].as_str().unwrap_or(""))
+        ),
         Some(status) => {
             let ms = |key: &str| result[key].as_f64().map_or("?".into(), fmt_number);
             let derived = derived(result)
@@ -515,7 +518,10 @@ fn one_line(result: &Value) -> String {
             let check = if status == "ok" {
                 String::new()
             } else {
-                format!("  CHECK FAILED: {}", result["check"])
+                format!(
+                    "  CHECK FAILED: {}",
+                    first_line(result["check"].as_str().unwrap_or(""))
+                )
             };
             format!(
                 "{} ms [{}-{}] x{}{derived}{check}",
@@ -526,6 +532,15 @@ fn one_line(result: &Value) -> String {
             )
         }
         None => format!("unreadable result {result}"),
+    }
+}
+
+/// A message's first line, cut to 200 characters (the JSON keeps it whole).
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
     }
 }
 
@@ -699,13 +714,13 @@ fn table(workloads: &[Workload], reports: &[Report], plan: &Plan, quick: bool) -
                     "FAIL {} {}: {}",
                     r.runtime.id,
                     w.id,
-                    v["check"].as_str().unwrap_or("")
+                    first_line(v["check"].as_str().unwrap_or(""))
                 )),
                 Some(v) if v["status"] == "error" => problems.push(format!(
                     "err  {} {}: {}",
                     r.runtime.id,
                     w.id,
-                    v["error"].as_str().unwrap_or("")
+                    first_line(v["error"].as_str().unwrap_or(""))
                 )),
                 _ => {}
             }
@@ -1162,6 +1177,12 @@ mod tests {
                 "0.500".to_string()
             ]
         );
+    }
+
+    #[test]
+    fn cuts_messages_to_one_short_line() {
+        assert_eq!(first_line("a\nb"), "a");
+        assert_eq!(first_line(&"x".repeat(300)).chars().count(), 201);
     }
 
     #[test]
