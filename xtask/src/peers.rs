@@ -997,6 +997,7 @@ fn summary_json(
         "adapter": adapter,
         "adapter_note": adapter_lines(reports),
         "workloads": workloads.iter().map(|w| json!({"id": w.id, "group": w.group, "title": w.title})).collect::<Vec<_>>(),
+        "runtime_order": reports.iter().map(|r| r.runtime.id).collect::<Vec<_>>(),
         "runtimes": runtimes,
         "ratios": ratios.json(),
     })
