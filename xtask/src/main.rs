@@ -31,7 +31,7 @@ commands:
                     build, install the peers (TF.js 4.22, jax-js 0.1.25) into bench/node_modules
                     with npm, and time tandem beside them, each runtime in a fresh headless
                     Chromium; every result checked. Writes target/bench/peers.json.
-                    --quick: 7 timed runs after 2 warm-ups per workload, about 3.5 min
+                    --quick: 7 timed runs after 2 warm-ups per workload, 2.5-3.5 min
                     (default: 11 to 31 runs, more while a workload's runs take under 10 s);
                     --only: workload ids or groups (matmul, exp, exp-chain, mlx, sum,
                     add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu, tfjs-webgpu,
