@@ -1,5 +1,5 @@
 //! `cargo xtask bench <name>`: builds the package and runs a benchmark page from `bench/` in
-//! headless Chromium, printing its table.
+//! headless Chromium, printing its table. `bench peers` has its own driver, in peers.rs.
 
 use std::time::Duration;
 
@@ -18,7 +18,9 @@ pub fn bench(manifest: &Manifest, name: &str) -> Result<(), String> {
         .find(|(n, _)| *n == name)
         .map(|(_, page)| *page)
         .ok_or_else(|| {
-            let names: Vec<&str> = BENCHES.iter().map(|(n, _)| *n).collect();
+            // `peers` has options and its own driver (peers.rs); main.rs routes it.
+            let mut names: Vec<&str> = BENCHES.iter().map(|(n, _)| *n).collect();
+            names.push("peers");
             format!(
                 "unknown benchmark \"{name}\"; there are: {}",
                 names.join(", ")

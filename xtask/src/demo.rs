@@ -1,6 +1,7 @@
 //! `cargo xtask demo`: builds the package and serves the demo page; with `--headless`, drives it
 //! in headless Chromium and prints what it shows. The benchmark pages run the same way.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cmd::root;
@@ -36,8 +37,7 @@ pub fn run_page(
     timeout: Duration,
 ) -> Result<String, String> {
     let (folder, file) = page.split_once('/').unwrap_or((page, ""));
-    let package = root().join(&manifest.out_dir);
-    let address = serve::start("127.0.0.1:0", root().join(folder), package)?;
+    let address = serve_pages(manifest, folder)?;
     let browser = Browser::launch(manifest)?;
     browser.goto(&format!("http://{address}/{file}"))?;
     let script =
@@ -48,4 +48,11 @@ pub fn run_page(
         Some("done") => Ok(text),
         _ => Err(format!("the page in {folder}/ reported an error:\n{text}")),
     }
+}
+
+/// Serves `folder` (relative to the repository root) at `/` and the package at `/pkg/` on a
+/// free port, for as long as xtask runs; returns the address.
+pub fn serve_pages(manifest: &Manifest, folder: &str) -> Result<SocketAddr, String> {
+    let package = root().join(&manifest.out_dir);
+    serve::start("127.0.0.1:0", root().join(folder), package)
 }

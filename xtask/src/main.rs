@@ -6,6 +6,7 @@ mod demo;
 mod interleave;
 mod manifest;
 mod package;
+mod peers;
 mod serve;
 mod setup;
 mod test;
@@ -26,6 +27,15 @@ commands:
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
   bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting
+  bench peers [--quick] [--only LIST] [--runtimes LIST]
+                    build, install the peers (TF.js 4.22, jax-js 0.1.25) into bench/node_modules
+                    with npm, and time tandem beside them, each runtime in a fresh headless
+                    Chromium; every result checked. Writes target/bench/peers.json.
+                    --quick: 7 timed runs after 2 warm-ups per workload, 2.5-3.5 min
+                    (default: 11 to 31 runs, more while a workload's runs take under 10 s);
+                    --only: workload ids or groups (matmul, exp, exp-chain, mlx, sum,
+                    add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu, tfjs-webgpu,
+                    tfjs-wasm, jax-webgpu, jax-jit, webgpu-hand (bench/README.md has more)
   interleave [--programs N] [--seed S]
                     the long run of the browser's random interleaving test: N programs
                     (default 2000) of overlapping calls from seed S (default: the time)";
@@ -50,6 +60,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["test"] => test::test(&manifest),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
+        ["bench", "peers", rest @ ..] => peers::peers(&manifest, rest),
         ["bench", name] => bench::bench(&manifest, name),
         ["interleave", rest @ ..] => interleave::interleave(&manifest, rest),
         ["help" | "--help" | "-h"] => {

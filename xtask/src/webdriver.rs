@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,12 @@ pub struct Browser {
     port: u16,
     session: String,
     profile: PathBuf,
+    /// How long one WebDriver command may take; `None` waits as long as the command runs.
+    timeout: Option<Duration>,
 }
+
+/// How long closing the session may take on drop before the driver is killed instead.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Browser {
     /// Starts chromedriver and a headless Chromium with the manifest's flags and a fresh profile.
@@ -36,6 +41,7 @@ impl Browser {
             port,
             session: String::new(),
             profile,
+            timeout: None,
         };
         browser.wait_until_ready()?;
         let mut args = manifest.browser_flags.clone();
@@ -51,6 +57,12 @@ impl Browser {
             .ok_or_else(|| format!("chromedriver gave no session: {reply}"))?
             .to_string();
         Ok(browser)
+    }
+
+    /// Bounds how long each later command may take (a page stuck in a synchronous loop never
+    /// answers a script); past it the command fails with a timeout.
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
     }
 
     /// Opens `url`.
@@ -104,6 +116,9 @@ impl Browser {
     fn request(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(self.timeout)
+            .map_err(|e| e.to_string())?;
         write!(
             stream,
             "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
@@ -126,12 +141,38 @@ impl Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         if !self.session.is_empty() {
+            self.timeout = Some(self.timeout.map_or(CLOSE_TIMEOUT, |t| t.min(CLOSE_TIMEOUT)));
             let _ = self.request("DELETE", &format!("/session/{}", self.session), None);
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        // A browser whose session could not be closed (its page stuck in a loop) outlives its
+        // driver; it is found by its own profile folder and ended.
+        for pid in processes_using(&self.profile) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
         let _ = std::fs::remove_dir_all(&self.profile);
     }
+}
+
+/// The processes started with `--user-data-dir=<profile>` (Linux's /proc; none elsewhere).
+fn processes_using(profile: &Path) -> Vec<u32> {
+    let flag = format!("--user-data-dir={}", profile.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            cmdline
+                .split(|&b| b == 0)
+                .any(|arg| arg == flag.as_bytes())
+                .then_some(pid)
+        })
+        .collect()
 }
 
 fn free_port() -> Result<u16, String> {
@@ -148,7 +189,12 @@ fn read_response(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
         if response_complete(&reply) {
             return Ok(reply);
         }
-        let n = stream.read(&mut chunk).map_err(|e| e.to_string())?;
+        let n = stream.read(&mut chunk).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                "the WebDriver command timed out".to_string()
+            }
+            _ => e.to_string(),
+        })?;
         if n == 0 {
             return Ok(reply);
         }

@@ -1,0 +1,195 @@
+// The peer benchmark page: one runtime (from the URL) over a list of workloads, each timed as
+// warm-ups then timed runs, every run ending in a readback to JS and checked against a JS
+// reference. `cargo xtask bench peers` reads window.tandemBench while the page runs:
+// {state, text, runtime, current, results: {id: {...}}, info, adapter, ...}, with `current`
+// naming the workload in progress, so that a workload that hangs or crashes the page can be
+// told apart from the others.
+import { derivedOf, derivedValue, loadCatalog, makeChecker, makeInputs } from "./peers/workloads.js";
+
+const MODULES = {
+  "tandem-gpu": "./peers/tandem.js",
+  "tandem-cpu": "./peers/tandem.js",
+  "tfjs-webgpu": "./peers/tfjs.js",
+  "tfjs-wasm": "./peers/tfjs.js",
+  "jax-webgpu": "./peers/jax.js",
+  "jax-jit": "./peers/jax.js",
+  "webgpu-hand": "./peers/hand.js",
+};
+
+const params = new URLSearchParams(location.search);
+const runtimeId = params.get("runtime") ?? "tandem-gpu";
+const wanted = (params.get("workloads") ?? "").split(",").filter(Boolean);
+// At least `runs` timed runs after `warmup`; more, up to `maxRuns`, while the workload's timed
+// runs have taken less than `budgetMs`.
+const config = {
+  warmup: Number(params.get("warmup") ?? 2),
+  runs: Number(params.get("runs") ?? 7),
+  maxRuns: Number(params.get("maxRuns") ?? params.get("runs") ?? 7),
+  budgetMs: Number(params.get("budgetMs") ?? 0),
+};
+
+const state = {
+  state: "running",
+  text: "",
+  runtime: runtimeId,
+  current: null,
+  results: {},
+  info: null,
+  adapter: null,
+  config,
+  date: new Date().toISOString(),
+  userAgent: navigator.userAgent,
+  hardwareConcurrency: navigator.hardwareConcurrency,
+  crossOriginIsolated: globalThis.crossOriginIsolated === true,
+  pageErrors: [],
+};
+window.tandemBench = state;
+window.addEventListener("error", (e) => state.pageErrors.push(`error: ${e.message}`));
+window.addEventListener("unhandledrejection", (e) =>
+  state.pageErrors.push(`unhandled rejection: ${describe(e.reason)}`),
+);
+
+// An error as one string, cut to 2000 characters (a failed shader compile quotes its source).
+function describe(err) {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
+
+// The first lines of an error's stack, for the JSON.
+function frames(err) {
+  return typeof err?.stack === "string" ? err.stack.split("\n").slice(0, 8).join("\n") : null;
+}
+
+function median(values) {
+  const sorted = [...values].sort((p, q) => p - q);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// What the browser's WebGPU adapter is, asked directly (every runtime's page reports it).
+async function adapterInfo() {
+  if (!navigator.gpu) return null;
+  const adapter = await navigator.gpu.requestAdapter();
+  if (!adapter) return null;
+  const info = adapter.info ?? {};
+  return {
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    isFallbackAdapter: info.isFallbackAdapter ?? adapter.isFallbackAdapter ?? null,
+    subgroupMinSize: info.subgroupMinSize,
+    subgroupMaxSize: info.subgroupMaxSize,
+    features: [...adapter.features].sort(),
+  };
+}
+
+const collectGarbage = () => globalThis.gc?.();
+
+// Times one workload: prepare (inputs uploaded and resident, pipelines or jit built), warm-ups,
+// timed runs; every run's result is checked.
+async function timeWorkload(runtime, w) {
+  const inputs = makeInputs(w);
+  const check = makeChecker(w, inputs);
+  const impl = await (async () => runtime.prepare(w, inputs))().catch((err) => {
+    throw new Error(`prepare: ${describe(err)}`, { cause: err });
+  });
+  const times = [];
+  const warmups = [];
+  let failure = null;
+  let timedMs = 0;
+  try {
+    for (let run = 0; ; run++) {
+      const timed = run >= config.warmup;
+      const count = times.length;
+      if (timed && (count >= config.maxRuns || (count >= config.runs && timedMs >= config.budgetMs))) break;
+      collectGarbage();
+      const label = timed ? `run ${count + 1}` : `warm-up ${run + 1}`;
+      const start = performance.now();
+      // (An async wrapper, so that a run that throws before returning its promise is caught.)
+      const outputs = await (async () => impl.run())().catch((err) => {
+        throw new Error(`${label}: ${describe(err)}`, { cause: err });
+      });
+      const elapsed = performance.now() - start;
+      const problem = check(outputs);
+      if (problem && !failure) failure = `${label}: ${problem}`;
+      if (timed) {
+        times.push(elapsed);
+        timedMs += elapsed;
+      } else {
+        warmups.push(elapsed);
+      }
+    }
+  } finally {
+    await impl.dispose();
+  }
+  const med = median(times);
+  const derived = derivedOf(w);
+  return {
+    status: failure ? "failed" : "ok",
+    check: failure ?? "ok",
+    median: med,
+    min: Math.min(...times),
+    max: Math.max(...times),
+    runs: times.length,
+    warmup: warmups.length,
+    times,
+    warmups,
+    derived: derived && { unit: derived.unit, median: derivedValue(derived, med) },
+    ...(impl.note ? { note: impl.note } : {}),
+  };
+}
+
+function line(id, r) {
+  if (r.status === "n/a") return `${id}: n/a (${r.reason})`;
+  if (r.status === "error") return `${id}: error: ${r.error}`;
+  const d = r.derived ? `  ${r.derived.median.toFixed(3)} ${r.derived.unit}` : "";
+  const flag = r.status === "failed" ? `  CHECK FAILED: ${r.check}` : "";
+  return `${id}: ${r.median.toFixed(3)} ms [${r.min.toFixed(3)}-${r.max.toFixed(3)}]${d}${flag}`;
+}
+
+async function main() {
+  const catalog = await loadCatalog();
+  const byId = new Map(catalog.map((w) => [w.id, w]));
+  const unknown = wanted.filter((id) => !byId.has(id));
+  if (unknown.length) throw new Error(`unknown workloads: ${unknown.join(", ")}`);
+  if (!MODULES[runtimeId]) throw new Error(`unknown runtime ${runtimeId}`);
+  state.adapter = await adapterInfo();
+  const runtime = await (await import(MODULES[runtimeId])).setup(runtimeId);
+  state.info = runtime.info;
+  const lines = [`runtime ${runtimeId}`];
+  for (const id of wanted) {
+    const w = byId.get(id);
+    const support = runtime.supports(w);
+    let result;
+    if (support !== true) {
+      result = { status: "n/a", reason: support };
+    } else {
+      state.current = id;
+      try {
+        result = await timeWorkload(runtime, w);
+      } catch (err) {
+        result = { status: "error", error: describe(err), stack: frames(err.cause ?? err) };
+      }
+      state.current = null;
+    }
+    state.results[id] = result;
+    lines.push(line(id, result));
+    document.getElementById("output").textContent = lines.join("\n");
+    collectGarbage();
+  }
+  return lines.join("\n");
+}
+
+main().then(
+  (text) => {
+    state.text = text;
+    state.state = "done";
+    document.getElementById("output").textContent = text;
+  },
+  (err) => {
+    state.text = describe(err);
+    state.state = "error";
+    document.getElementById("output").textContent = state.text;
+  },
+);

@@ -1,0 +1,128 @@
+// jax-js 0.1.25 on WebGPU: "jax-webgpu" runs the ops eagerly, "jax-jit" the same functions
+// through jit (for the workloads of more than one op; a single op has nothing to fuse).
+//
+// jax-js moves ownership on use: passing an array to an op consumes one reference, `.ref`
+// adds one, and `data()` reads the array back and disposes it. The inputs are held by this
+// module (one reference each, dropped in dispose) and every use inside a run takes `.ref`.
+import { defaultDevice, init, jit, nn, numpy as np } from "@jax-js/jax";
+import { packageVersion } from "./workloads.js";
+
+const SINGLE_OPS = new Set(["matmul", "exp", "sum", "sum-axis0"]);
+
+export async function setup(runtimeId) {
+  const devices = await init("webgpu");
+  if (!devices.includes("webgpu")) throw new Error(`jax-js found no WebGPU device (has ${devices.join(", ")})`);
+  defaultDevice("webgpu");
+  const jitted = runtimeId === "jax-jit";
+  return {
+    info: { library: await packageVersion("@jax-js/jax"), device: defaultDevice(), jit: jitted },
+    supports: (w) => supports(jitted, w),
+    prepare: (w, inputs) => prepare(jitted, w, inputs),
+  };
+}
+
+function supports(jitted, w) {
+  if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
+  if (w.op === "mlx" && w.placement !== "gpu") {
+    return w.placement === "split" ? "one device: no split" : "runs on webgpu";
+  }
+  if (jitted && SINGLE_OPS.has(w.op)) return "a single op: nothing for jit to fuse (see jax-webgpu)";
+  return true;
+}
+
+async function resident(input) {
+  const x = np.array(input.data, { shape: input.shape, dtype: np.float32, device: "webgpu" });
+  await x.blockUntilReady();
+  return x;
+}
+
+// Reads every result back; data() disposes each.
+function readAll(arrays) {
+  return Promise.all(arrays.map((a) => a.data()));
+}
+
+// The functions of the workloads. Each consumes its arguments, as jax-js functions must.
+function expChain(count) {
+  return (b) => {
+    let y = b;
+    for (let i = 0; i < count; i++) y = np.exp(y);
+    return y;
+  };
+}
+
+function addChain(count) {
+  return (s) => {
+    let y = s.ref;
+    for (let i = 0; i < count - 1; i++) y = np.add(y, s.ref);
+    return np.add(y, s);
+  };
+}
+
+function mlx(count) {
+  const exps = expChain(count);
+  return (a, b) => [np.matmul(a, b.ref), exps(b)];
+}
+
+const softmax = (x) => nn.softmax(x, -1);
+
+async function prepare(jitted, w, inputs) {
+  const owned = [];
+  const load = async (name) => {
+    const x = await resident(inputs[name]);
+    owned.push(x);
+    return x;
+  };
+  // A multi-op function, jitted for jax-jit (compiled on the first warm-up run).
+  const compiled = [];
+  const maybeJit = (f) => {
+    if (!jitted) return f;
+    const g = jit(f);
+    compiled.push(g);
+    return g;
+  };
+  const dispose = async () => {
+    for (const x of owned) x.dispose();
+    for (const g of compiled) g.dispose();
+  };
+  const impl = (run) => ({ run, dispose });
+  switch (w.op) {
+    case "matmul": {
+      const [a, b] = [await load("a"), await load("b")];
+      return impl(() => readAll([np.matmul(a.ref, b.ref)]));
+    }
+    case "exp": {
+      const x = await load("x");
+      return impl(() => readAll([np.exp(x.ref)]));
+    }
+    case "exp-chain": {
+      const b = await load("b");
+      const f = maybeJit(expChain(w.count));
+      return impl(() => readAll([f(b.ref)]));
+    }
+    case "mlx": {
+      const [a, b] = [await load("a"), await load("b")];
+      const f = maybeJit(mlx(w.count));
+      return impl(() => readAll(f(a.ref, b.ref)));
+    }
+    case "sum": {
+      const x = await load("x");
+      return impl(() => readAll([np.sum(x.ref)]));
+    }
+    case "sum-axis0": {
+      const x = await load("x");
+      return impl(() => readAll([np.sum(x.ref, 0)]));
+    }
+    case "add-chain": {
+      const s = await load("s");
+      const f = maybeJit(addChain(w.count));
+      return impl(() => readAll([f(s.ref)]));
+    }
+    case "softmax": {
+      const x = await load("x");
+      const f = maybeJit(softmax);
+      return impl(() => readAll([f(x.ref)]));
+    }
+    default:
+      throw new Error(`jax: no implementation of ${w.op}`);
+  }
+}

@@ -1,0 +1,116 @@
+// tandem on one stream: "tandem-gpu" runs every op with stream "gpu" (and the MLX example's
+// split: matmul on "gpu", exps on "cpu"), "tandem-cpu" with stream "cpu". Inputs come from
+// typed arrays through tn.array and are made resident on the stream's device before timing;
+// each run builds the graph, reads the result back with toArray, and disposes every array it
+// made (intermediates as soon as the next op holds them, as split.js does).
+import init, * as tn from "/pkg/tandem.js";
+
+export async function setup(runtimeId) {
+  await init();
+  const device = runtimeId === "tandem-cpu" ? "cpu" : "gpu";
+  const info = await tn.initRuntime();
+  return {
+    info: {
+      library: "tandem (this checkout's pkg/)",
+      stream: device,
+      gpu: info.gpu,
+      adapter: info.adapter ?? null,
+      defaultDevice: info.defaultDevice ?? null,
+    },
+    supports: (w) => supports(device, w),
+    prepare: (w, inputs) => prepare(device, w, inputs),
+  };
+}
+
+function supports(device, w) {
+  if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
+  if (w.op !== "mlx") return true;
+  if (w.placement === "split") return device === "gpu" ? true : "the split runs in the tandem-gpu column";
+  return w.placement === device ? true : `${w.placement}-only runs in the tandem-${w.placement} column`;
+}
+
+// Uploads an input and makes it resident on `device`: a reduction over it there forces the
+// copy, which the runtime keeps for later ops.
+async function resident(input, device) {
+  const x = tn.array(input.data, { shape: input.shape });
+  const probe = tn.sum(x, { stream: device });
+  await probe.toArray();
+  probe.dispose();
+  return x;
+}
+
+// `count` times y = op(y), disposing each intermediate once the next op holds it.
+function chain(first, count, op) {
+  let y = first;
+  for (let i = 0; i < count; i++) {
+    const next = op(y);
+    if (y !== first) y.dispose();
+    y = next;
+  }
+  return y;
+}
+
+async function readAll(arrays) {
+  const data = await Promise.all(arrays.map((a) => a.toArray()));
+  for (const a of arrays) a.dispose();
+  return data;
+}
+
+async function prepare(device, w, inputs) {
+  const stream = { stream: device };
+  const owned = [];
+  const load = async (name, dev = device) => {
+    const x = await resident(inputs[name], dev);
+    owned.push(x);
+    return x;
+  };
+  const dispose = async () => {
+    for (const x of owned) x.dispose();
+    await tn.synchronize();
+  };
+  switch (w.op) {
+    case "matmul": {
+      const [a, b] = [await load("a"), await load("b")];
+      return { run: () => readAll([tn.matmul(a, b, stream)]), dispose };
+    }
+    case "exp": {
+      const x = await load("x");
+      return { run: () => readAll([tn.exp(x, stream)]), dispose };
+    }
+    case "exp-chain": {
+      const b = await load("b");
+      return { run: () => readAll([chain(b, w.count, (y) => tn.exp(y, stream))]), dispose };
+    }
+    case "mlx": {
+      const [matmulOn, expOn] = w.placement === "split" ? ["gpu", "cpu"] : [device, device];
+      // b starts as host data and is also made resident on the matmul's device, so the
+      // split's CPU exps and GPU matmul both find it where they run.
+      const a = await load("a", matmulOn);
+      const b = await load("b", matmulOn);
+      const run = () => {
+        const x = tn.matmul(a, b, { stream: matmulOn });
+        const y = chain(b, w.count, (v) => tn.exp(v, { stream: expOn }));
+        return readAll([x, y]);
+      };
+      return { run, dispose };
+    }
+    case "sum": {
+      const x = await load("x");
+      return { run: () => readAll([tn.sum(x, stream)]), dispose };
+    }
+    case "sum-axis0": {
+      const x = await load("x");
+      return { run: () => readAll([tn.sum(x, { axis: 0, ...stream })]), dispose };
+    }
+    case "add-chain": {
+      const s = await load("s");
+      return { run: () => readAll([chain(s, w.count, (y) => tn.add(y, s, stream))]), dispose };
+    }
+    case "softmax": {
+      const x = await load("x");
+      return { run: () => readAll([tn.softmax(x, { axis: -1, ...stream })]), dispose };
+    }
+    default:
+      throw new Error(`tandem: no implementation of ${w.op}`);
+  }
+}
