@@ -4,7 +4,7 @@
 //
 // Prepended by the host: `const TM: u32` (output rows per thread) and `const TN4: u32`
 // (output vec4 columns per thread): 8 and 2 give the 8 x 8 tile; a skinny product (N = 4)
-// takes 8 and 1.
+// takes 8 and 1. The host also writes the unrolled lines at the `//{...}` markers.
 // Bindings: 0 params (uniform), 1 a, 2 b (read, as vec4s), 3 out (read_write, as vec4s).
 // Every size and offset in the params counts vec4s except m. Workgroup: 64 threads; tiles
 // are numbered row by row and the threads of the x * y workgroups of a batch take them in
@@ -44,44 +44,14 @@ fn main(
     }
     let a_base = params.a_offset + wg.z * params.a_batch_stride;
     let b_base = params.b_offset + wg.z * params.b_batch_stride;
+    // The host unrolls the tile into named registers (arrays indexed in loops may live in
+    // memory on some compilers): `a{i}` is row i's start, `b{j}` column j's, `acc{i}_{j}` a sum.
     // Rows and columns past an edge read the last valid one; their results are not stored.
-    var a_rows: array<u32, TM>;
-    for (var i = 0u; i < TM; i++) {
-        a_rows[i] = a_base + min(row0 + i, params.m - 1u) * params.k4;
-    }
-    var b_cols: array<u32, TN4>;
-    for (var j = 0u; j < TN4; j++) {
-        b_cols[j] = b_base + min(col0 + j, params.n4 - 1u);
-    }
-    var acc: array<vec4<f32>, TM * TN4>;
+    //{DECLARE}
     for (var kk = 0u; kk < params.k4; kk++) {
-        var bv: array<vec4<f32>, 4u * TN4>;
-        for (var r = 0u; r < 4u; r++) {
-            let row = (4u * kk + r) * params.n4;
-            for (var j = 0u; j < TN4; j++) {
-                bv[r * TN4 + j] = b[b_cols[j] + row];
-            }
-        }
-        for (var i = 0u; i < TM; i++) {
-            let av = a[a_rows[i] + kk];
-            for (var j = 0u; j < TN4; j++) {
-                var sum = acc[i * TN4 + j];
-                sum = fma(vec4<f32>(av.x), bv[j], sum);
-                sum = fma(vec4<f32>(av.y), bv[TN4 + j], sum);
-                sum = fma(vec4<f32>(av.z), bv[2u * TN4 + j], sum);
-                sum = fma(vec4<f32>(av.w), bv[3u * TN4 + j], sum);
-                acc[i * TN4 + j] = sum;
-            }
-        }
+        let kb = 4u * kk * params.n4;
+        //{STEP}
     }
     let out_base = wg.z * params.m * params.n4;
-    for (var i = 0u; i < TM; i++) {
-        let r = row0 + i;
-        for (var j = 0u; j < TN4; j++) {
-            let c = col0 + j;
-            if (r < params.m && c < params.n4) {
-                out[out_base + r * params.n4 + c] = acc[i * TN4 + j];
-            }
-        }
-    }
+    //{STORE}
 }

@@ -106,11 +106,49 @@ impl Variant {
         match self {
             Variant::WorkgroupTiled => WORKGROUP_TILED.to_string(),
             Variant::Scalar => REGISTER_TILED.to_string(),
-            Variant::Vec4 { rows, cols4 } => {
-                format!("const TM: u32 = {rows}u;\nconst TN4: u32 = {cols4}u;\n{REGISTER_VEC4}")
-            }
+            Variant::Vec4 { rows, cols4 } => vec4_source(rows, cols4),
         }
     }
+}
+
+/// `matmul_vec4.wgsl` for a `rows` x `cols4` tile, its markers filled with the tile unrolled.
+fn vec4_source(rows: u32, cols4: u32) -> String {
+    let tile = || (0..rows).flat_map(|i| (0..cols4).map(move |j| (i, j)));
+    let mut declare = String::new();
+    for i in 0..rows {
+        declare += &format!("let a{i} = a_base + min(row0 + {i}u, params.m - 1u) * params.k4;\n");
+    }
+    for j in 0..cols4 {
+        declare += &format!("let b{j} = b_base + min(col0 + {j}u, params.n4 - 1u);\n");
+    }
+    for (i, j) in tile() {
+        declare += &format!("var acc{i}_{j} = vec4<f32>(0.0);\n");
+    }
+    let mut step = String::new();
+    for i in 0..rows {
+        step += &format!("let av{i} = a[a{i} + kk];\n");
+    }
+    for r in 0..4 {
+        for j in 0..cols4 {
+            step += &format!("let bv{r}_{j} = b[b{j} + kb + {r}u * params.n4];\n");
+        }
+    }
+    for (r, lane) in ["x", "y", "z", "w"].iter().enumerate() {
+        for (i, j) in tile() {
+            step += &format!("acc{i}_{j} = fma(vec4<f32>(av{i}.{lane}), bv{r}_{j}, acc{i}_{j});\n");
+        }
+    }
+    let mut store = String::new();
+    for (i, j) in tile() {
+        store += &format!(
+            "if (row0 + {i}u < params.m && col0 + {j}u < params.n4) {{ \
+             out[out_base + (row0 + {i}u) * params.n4 + col0 + {j}u] = acc{i}_{j}; }}\n"
+        );
+    }
+    format!("const TM: u32 = {rows}u;\nconst TN4: u32 = {cols4}u;\n{REGISTER_VEC4}")
+        .replace("//{DECLARE}", &declare)
+        .replace("//{STEP}", &step)
+        .replace("//{STORE}", &store)
 }
 
 /// The kernel matmul uses, per GPU context; tests switch it to check both.
