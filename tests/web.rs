@@ -433,7 +433,7 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             };
             (
                 format!("{}{accesses:?}", family.vec4_kernel),
-                vectorized::source(&header, &op, accesses),
+                vectorized::source(&header, &op, accesses, vectorized::SMALL_WORKGROUP),
             )
         };
         for op in UnaryOp::ALL {

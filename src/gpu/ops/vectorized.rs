@@ -17,6 +17,20 @@ const KERNEL: &str = include_str!("../kernels/elementwise_vec4.wgsl");
 /// `vec4`s each was the fastest hand-written `exp` (PERFORMANCE.md).
 const WORKGROUP: u32 = 256;
 const ITEMS: u32 = 2;
+/// Small outputs (up to this many threads) take workgroups of [`SMALL_WORKGROUP`] instead: a
+/// software adapter runs every invocation of a workgroup, busy or not, so a 64-element op in a
+/// 256-thread workgroup paid for 248 idle threads.
+const SMALL_THREADS: usize = 1024;
+pub const SMALL_WORKGROUP: u32 = 64;
+
+/// The workgroup size for `threads` threads.
+fn workgroup_for(threads: usize) -> u32 {
+    if threads <= SMALL_THREADS {
+        SMALL_WORKGROUP
+    } else {
+        WORKGROUP
+    }
+}
 
 /// How the fast kernel reads an operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,11 +97,14 @@ pub fn dispatch(
         return Ok(out);
     }
     let accesses: Vec<Access> = operands.iter().map(|o| o.2).collect();
+    let threads = len.div_ceil(4).div_ceil(ITEMS as usize);
+    let workgroup = workgroup_for(threads);
     let variant = accesses
         .iter()
         .enumerate()
         .map(|(k, a)| a.code() << (2 * k))
-        .sum::<u32>();
+        .sum::<u32>()
+        | workgroup << 8;
     let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
     let mut params = [len.div_ceil(4) as u32, 0, 0, 0];
     for (k, (buffer, offset, access)) in operands.iter().enumerate() {
@@ -106,26 +123,26 @@ pub fn dispatch(
         key.variant(variant),
         "main",
         buffers.len() - 1,
-        || source(&header(), op, &accesses),
+        || source(&header(), op, &accesses, workgroup),
     );
-    let threads = len.div_ceil(4).div_ceil(ITEMS as usize);
-    let (x, y) = grid(threads, gpu.limits().max_compute_workgroups_per_dimension);
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    let (x, y) = grid(threads, workgroup, max);
     batch.dispatch(&kernel, &params, &buffers, (x, y, 1));
     Ok(out)
 }
 
 /// The workgroup grid for `threads` threads: x capped at the per-dimension limit, y the rest.
-fn grid(threads: usize, max_per_dimension: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP as usize).max(1) as u64;
+fn grid(threads: usize, workgroup: u32, max_per_dimension: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(workgroup as usize).max(1) as u64;
     let x = groups.min(u64::from(max_per_dimension));
     (x as u32, groups.div_ceil(x) as u32)
 }
 
 /// The kernel's source: the op's header, the helpers, each operand's binding and load, the
 /// output's binding, `element4`, then the kernel.
-pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access]) -> String {
+pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u32) -> String {
     let mut text = format!(
-        "{header}\n{CONVERT}\n{MATH}\nconst WORKGROUP: u32 = {WORKGROUP}u;\nconst ITEMS: u32 = {ITEMS}u;\n"
+        "{header}\n{CONVERT}\n{MATH}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n"
     );
     let mut binding = 0;
     for (k, (alias, access)) in op.inputs.iter().zip(accesses).enumerate() {
@@ -184,7 +201,10 @@ mod tests {
 
     #[test]
     fn the_grid_covers_every_thread() {
-        assert_eq!(grid(1, 65535), (1, 1));
-        assert_eq!(grid(256 * 65536, 65535), (65535, 2));
+        assert_eq!(grid(1, 256, 65535), (1, 1));
+        assert_eq!(grid(256 * 65536, 256, 65535), (65535, 2));
+        assert_eq!(grid(65, 64, 65535), (2, 1));
+        assert_eq!(workgroup_for(8), SMALL_WORKGROUP);
+        assert_eq!(workgroup_for(1 << 20), WORKGROUP);
     }
 }
