@@ -24,6 +24,9 @@ var<private> NAN_BITS: u32 = 0x7fc00000u;
 var<private> INF_BITS: u32 = 0x7f800000u;
 fn nan_f32() -> f32 { return bitcast<f32>(NAN_BITS); }
 fn inf_f32() -> f32 { return bitcast<f32>(INF_BITS); }
+// max and min that return NaN when either operand is NaN, as NumPy's maximum does.
+fn max_or_nan(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f32(), is_nan(a) || is_nan(b)); }
+fn min_or_nan(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f32(), is_nan(a) || is_nan(b)); }
 fn with_sign_of(v: f32, s: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }

@@ -26,10 +26,6 @@ fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return gid.y * groups.x * 256u + gid.x;
 }
 
-fn max_or_nan(a: f32, b: f32) -> f32 {
-    return select(max(a, b), nan_f32(), is_nan(a) || is_nan(b));
-}
-
 fn is_finite(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
 }

@@ -91,8 +91,8 @@ fn expression(op: BinaryOp, compute: DType) -> String {
         (Power, DType::Float32) => "pow_acc(a, b)",
         (Power, DType::Int32) => "ipow_i32(a, b)",
         (Power, _) => "ipow_u32(a, b)",
-        (Maximum, DType::Float32) => "select(max(a, b), nan_f32(), is_nan(a) || is_nan(b))",
-        (Minimum, DType::Float32) => "select(min(a, b), nan_f32(), is_nan(a) || is_nan(b))",
+        (Maximum, DType::Float32) => "max_or_nan(a, b)",
+        (Minimum, DType::Float32) => "min_or_nan(a, b)",
         (Maximum, _) => "max(a, b)",
         (Minimum, _) => "min(a, b)",
     };

@@ -87,19 +87,10 @@ pub fn eval(
         Primitive::View(_) => contiguous(gpu, batch, &inputs[0], &data[0]),
         Primitive::Reduce(op, axes) => eval_reduce(gpu, batch, op, axes, &inputs[0], &data[0]),
         Primitive::RowNorm(op, axes) => {
-            let (input, data) = (&inputs[0], &data[0]);
-            let shape = input.shape();
-            let copied;
-            let (buffer, block) = match reduction_block(shape, data.layout, axes) {
-                Some(block) if block.inner == 1 => (data.buffer(), block),
-                _ => {
-                    copied = contiguous(gpu, batch, input, data)?;
-                    let n = shape.len();
-                    let rows = crate::shape::numel(&shape[..n - axes]);
-                    let row_len = crate::shape::numel(&shape[n - axes..]);
-                    (&copied, reduce::Block::rows(rows, row_len))
-                }
-            };
+            // The fused kernels read rows only.
+            let rows = |block: &reduce::Block| block.inner == 1;
+            let (copy, block) = reduced_block(gpu, batch, &inputs[0], &data[0], axes, rows)?;
+            let buffer = copy.as_ref().unwrap_or_else(|| data[0].buffer());
             row_norm::dispatch(gpu, batch, op, buffer, block)
         }
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
@@ -128,9 +119,9 @@ fn elementwise_node(
     let fast: Option<Vec<vectorized::Access>> = inputs
         .iter()
         .zip(data)
-        .map(|(x, d)| match (d.word, d.buffer) {
-            (Some(word), _) => Some(vectorized::Access::Word(word)),
-            (None, _) => {
+        .map(|(x, d)| match d.word {
+            Some(word) => Some(vectorized::Access::Word(word)),
+            None => {
                 let strides = d.layout.broadcast(x.shape(), shape);
                 vectorized::access(shape, &strides, d.layout.offset)
             }
@@ -197,17 +188,31 @@ fn eval_reduce(
     input: &Array,
     data: &GpuInput,
 ) -> Result<GpuBuffer> {
+    let in_place = |block: &reduce::Block| !block.better_as_rows();
+    let (copy, block) = reduced_block(gpu, batch, input, data, axes, in_place)?;
+    let buffer = copy.as_ref().unwrap_or_else(|| data.buffer());
+    reduce::dispatch(gpu, batch, op, input.dtype(), buffer, block)
+}
+
+/// The block a reduction over the last `axes` axes of `input` reads: in place when its layout
+/// has one and `in_place` accepts it (no copy is returned), else rows of a row-major copy,
+/// which is returned so that the caller binds it.
+fn reduced_block(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    input: &Array,
+    data: &GpuInput,
+    axes: usize,
+    in_place: impl Fn(&reduce::Block) -> bool,
+) -> Result<(Option<GpuBuffer>, reduce::Block)> {
     let shape = input.shape();
-    if let Some(block) = reduction_block(shape, data.layout, axes)
-        && !block.better_as_rows()
-    {
-        return reduce::dispatch(gpu, batch, op, input.dtype(), data.buffer(), block);
+    if let Some(block) = reduction_block(shape, data.layout, axes).filter(|b| in_place(b)) {
+        return Ok((None, block));
     }
     let copied = contiguous(gpu, batch, input, data)?;
     let kept = crate::shape::numel(&shape[..shape.len() - axes]);
     let row_len = crate::shape::numel(&shape[shape.len() - axes..]);
-    let block = reduce::Block::rows(kept, row_len);
-    reduce::dispatch(gpu, batch, op, input.dtype(), &copied, block)
+    Ok((Some(copied), reduce::Block::rows(kept, row_len)))
 }
 
 /// How a reduction reads its input in place, if it can: `shape` is the kept axes then the
@@ -305,7 +310,12 @@ fn contiguous(
 /// The workgroup grid for `threads` one-element threads: x is capped at the per-dimension limit
 /// and y takes the rest.
 pub fn grid_for(threads: usize, max_per_dimension: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP_SIZE as usize).max(1) as u64;
+    grid_of(threads, WORKGROUP_SIZE, max_per_dimension)
+}
+
+/// [`grid_for`] with workgroups of `workgroup` threads.
+pub fn grid_of(threads: usize, workgroup: u32, max_per_dimension: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(workgroup as usize).max(1) as u64;
     let x = groups.min(max_per_dimension as u64);
     let y = groups.div_ceil(x);
     (x as u32, y as u32)
@@ -368,6 +378,8 @@ mod tests {
         let (x, y) = grid_for(256 * 65535 + 1, 65535);
         assert_eq!((x, y), (65535, 2));
         assert!(x as usize * y as usize * 256 > 256 * 65535);
+        assert_eq!(grid_of(65, 64, 65535), (2, 1));
+        assert_eq!(grid_of(256 * 65536, 256, 65535), (65535, 2));
     }
 
     #[test]

@@ -17,11 +17,17 @@ const KERNEL: &str = include_str!("../kernels/reduce.wgsl");
 const SHORT_ROW: usize = 32;
 /// With this many rows or more, each row is folded by one thread: there are threads enough to
 /// fill the adapter without splitting rows.
-const MANY_ROWS: usize = 2048;
-/// `main_parts` gives each thread at least this many elements of a row...
+pub(crate) const MANY_ROWS: usize = 2048;
+/// A split row gives each thread at least this many elements...
 const PART_LEN: usize = 1024;
 /// ...and makes at most this many threads in all.
 const PART_THREADS: usize = 16384;
+
+/// How many threads share each of `rows` rows of `row_len` elements when rows are split (1:
+/// a thread per row). The fused softmax splits rows the same way.
+pub(crate) fn parts_per_row(rows: usize, row_len: usize) -> usize {
+    (row_len / PART_LEN).clamp(1, (PART_THREADS / rows).max(1))
+}
 /// A column fold runs one thread per column: with fewer columns than this and longer columns
 /// than [`LONG_COLUMN`], moving the axis last and splitting rows is faster.
 const FEW_COLUMNS: usize = 256;
@@ -111,7 +117,7 @@ pub fn dispatch(
         // The winner's index must travel with its value, which the partials do not keep.
         return pass(gpu, batch, op, dtype, input, block, Entry::Tree, 1);
     }
-    let parts = (block.row_len / PART_LEN).clamp(1, (PART_THREADS / block.rows).max(1));
+    let parts = parts_per_row(block.rows, block.row_len);
     if parts == 1 {
         return pass(gpu, batch, op, dtype, input, block, Entry::Rows, 1);
     }
@@ -178,8 +184,8 @@ pub fn source(op: ReduceOp, dtype: DType) -> String {
     let combine = match (op, float) {
         (ReduceOp::Sum, _) => "a + b",
         (ReduceOp::Prod, _) => "a * b",
-        (ReduceOp::Max, true) => "select(max(a, b), nan_f32(), is_nan(a) || is_nan(b))",
-        (ReduceOp::Min, true) => "select(min(a, b), nan_f32(), is_nan(a) || is_nan(b))",
+        (ReduceOp::Max, true) => "max_or_nan(a, b)",
+        (ReduceOp::Min, true) => "min_or_nan(a, b)",
         (ReduceOp::Max, false) => "max(a, b)",
         (ReduceOp::Min, false) => "min(a, b)",
         _ => "a",

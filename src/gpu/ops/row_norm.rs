@@ -8,7 +8,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::encoder::{CommandBatch, create_storage};
 use crate::gpu::ops::elementwise::MATH;
 use crate::gpu::ops::grid_for;
-use crate::gpu::ops::reduce::Block;
+use crate::gpu::ops::reduce::{Block, MANY_ROWS, parts_per_row};
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::RowNorm;
@@ -17,13 +17,9 @@ const COMMON: &str = include_str!("../kernels/row_norm.wgsl");
 const ENTRIES: &str = include_str!("../kernels/row_norm_entries.wgsl");
 const WRITE: &str = include_str!("../kernels/softmax_write.wgsl");
 
-/// With this many rows or more, or rows this short, a thread takes a whole row.
-const MANY_ROWS: usize = 2048;
+/// With rows this short (or as many as a reduction takes a thread per row for), a thread takes
+/// a whole row.
 const SHORT_ROW: usize = 256;
-/// The partial pass gives each thread at least this many elements, and makes at most this
-/// many threads in all.
-const PART_LEN: usize = 1024;
-const PART_THREADS: usize = 16384;
 
 /// The source of the row entries (`ENTRIES`) or of `softmax_write`.
 pub fn source(write: bool) -> String {
@@ -47,7 +43,7 @@ pub fn dispatch(
     if len == 0 {
         return create_storage(gpu, 0);
     }
-    let parts = (row_len / PART_LEN).clamp(1, (PART_THREADS / rows).max(1));
+    let parts = parts_per_row(rows, row_len);
     if rows >= MANY_ROWS || row_len <= SHORT_ROW || parts == 1 {
         let entry = match op {
             RowNorm::Softmax => "softmax_rows",
