@@ -7,6 +7,7 @@ use crate::array::Array;
 use crate::calibrate::calibrate;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::gpu::math_probe::ExpChoice;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::memory::allocator;
 use crate::profile::Profiler;
@@ -45,6 +46,8 @@ pub struct RuntimeInfo {
     pub default_device: Device,
     /// Why that device was chosen.
     pub default_device_reason: String,
+    /// Which `exp` the GPU kernels use, when there is a GPU.
+    pub exp: Option<ExpChoice>,
 }
 
 /// The runtime that evaluates arrays.
@@ -100,6 +103,7 @@ impl Runtime {
             default_device: Device::Gpu,
             // A fallback adapter's default is measured later (choose_default_device).
             default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
+            exp: Some(gpu.exp.clone()),
             adapter: Some(adapter),
         };
         Runtime::assemble(Some(Rc::new(gpu)), info)
@@ -141,6 +145,7 @@ impl Runtime {
             features: Vec::new(),
             default_device: Device::Cpu,
             default_device_reason: format!("no GPU: {why}; the gpu device runs on the CPU"),
+            exp: None,
         };
         Runtime::assemble(None, info)
     }

@@ -253,3 +253,53 @@ fn gpu_segments_created() -> u64 {
         .get(Scope::Gpu)
         .allocated
 }
+
+/// math.wgsl's `exp_acc` keeps its promise over the probe's sweep on this adapter, and the
+/// runtime's choice of `exp` is the probe's verdict on the built-in.
+#[test]
+fn the_exp_probe_passes_exp_acc_and_decides_the_built_in() {
+    use tandem::gpu::math_probe::{RELATIVE_BOUND, probe_builtin_exp, probe_exp};
+    let runtime = gpu_runtime();
+    let gpu = runtime.gpu().unwrap();
+    let accurate = pollster::block_on(probe_exp(&gpu.device, &gpu.queue, "exp_acc")).unwrap();
+    assert!(accurate.passed(), "{accurate:?}");
+    assert!(accurate.worst_relative_error < RELATIVE_BOUND / 4.0);
+    let builtin = pollster::block_on(probe_builtin_exp(&gpu.device, &gpu.queue)).unwrap();
+    assert_eq!(gpu.exp.builtin, builtin.passed(), "{builtin:?}");
+    assert_eq!(runtime.info().exp.as_ref(), Some(&gpu.exp));
+    assert!(gpu.pipelines.builtin_exp() == gpu.exp.builtin);
+}
+
+/// A cache that chooses the built-in gives math.wgsl's override to every kernel that declares
+/// it and to no other (a constant a module does not declare is a validation error).
+#[test]
+fn kernels_compile_with_the_built_in_exp_chosen() {
+    use tandem::DType;
+    use tandem::gpu::ops::{row_norm, unary};
+    use tandem::gpu::pipelines::{KernelKey, PipelineCache};
+    use tandem::primitive::UnaryOp;
+    let runtime = gpu_runtime();
+    let gpu = runtime.gpu().unwrap();
+    let cache = PipelineCache::new(true);
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let exp = unary::key(UnaryOp::Exp, DType::Float32, DType::Float32);
+    cache.get_or_create(&gpu.device, exp, "main", 1, || {
+        unary::source(UnaryOp::Exp, DType::Float32, DType::Float32)
+    });
+    cache.get_or_create(
+        &gpu.device,
+        KernelKey::new("row_norm", "", &[]),
+        "softmax_rows",
+        1,
+        || row_norm::source(false),
+    );
+    cache.get_or_create(
+        &gpu.device,
+        KernelKey::new("fill", "", &[]),
+        "fill",
+        0,
+        || include_str!("../src/gpu/kernels/fill.wgsl").into(),
+    );
+    assert_eq!(pollster::block_on(scope.pop()).map(|e| e.to_string()), None);
+    assert_eq!(cache.len(), 3);
+}

@@ -47,6 +47,43 @@ async fn init_runtime_reports_the_webgpu_adapter() {
     );
     let device = get(&default, "device").as_string().unwrap();
     assert!(device == "cpu" || device == "gpu", "{device}");
+    let math = get(&info, "math");
+    let exp = get(&math, "exp").as_string().unwrap();
+    let reason = get(&math, "reason").as_string().unwrap();
+    assert!(exp == "builtin" || exp == "accurate", "{exp}");
+    assert!(
+        reason.contains("built-in") && !reason.contains("did not run"),
+        "the probe of the built-in exp ran: {reason}"
+    );
+}
+
+/// On the browser's adapter: math.wgsl's `exp_acc` keeps its promise over the probe's sweep,
+/// the runtime's `exp` is the probe's verdict on the built-in, and a kernel compiles with the
+/// built-in chosen (math.wgsl's override constant, set at pipeline creation).
+#[wasm_bindgen_test]
+async fn the_exp_probe_runs_on_the_browsers_webgpu() {
+    use tandem::gpu::math_probe::{probe_builtin_exp, probe_exp};
+    use tandem::gpu::ops::unary;
+    use tandem::gpu::pipelines::PipelineCache;
+    use tandem::{DType, primitive::UnaryOp};
+    let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
+        default_device: Some(tandem::Device::Gpu),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let gpu = runtime.gpu().expect("WebGPU");
+    let accurate = probe_exp(&gpu.device, &gpu.queue, "exp_acc").await.unwrap();
+    assert!(accurate.passed(), "{accurate:?}");
+    let builtin = probe_builtin_exp(&gpu.device, &gpu.queue).await.unwrap();
+    assert_eq!(gpu.exp.builtin, builtin.passed(), "{builtin:?}");
+    let cache = PipelineCache::new(true);
+    let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let key = unary::key(UnaryOp::Exp, DType::Float32, DType::Float32);
+    cache.get_or_create(&gpu.device, key, "main", 1, || {
+        unary::source(UnaryOp::Exp, DType::Float32, DType::Float32)
+    });
+    assert_eq!(scope.pop().await.map(|e| e.to_string()), None);
 }
 
 #[wasm_bindgen_test]

@@ -16,6 +16,7 @@ export async function setup(runtimeId) {
       gpu: info.gpu,
       adapter: info.adapter ?? null,
       defaultDevice: info.defaultDevice ?? null,
+      math: info.math ?? null,
     },
     supports: (w) => supports(device, w),
     prepare: (w, inputs) => prepare(device, w, inputs),

@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 
 use crate::gpu::bind_groups::BindGroupCache;
+use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::params::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
@@ -43,6 +44,8 @@ pub struct GpuContext {
     pub params: ParamRing,
     /// The matmul kernel for this adapter.
     pub matmul: MatmulChoice,
+    /// Which `exp` the kernels use, and why.
+    pub exp: ExpChoice,
     /// Command buffers submitted so far.
     submits: Cell<u64>,
     adapter: AdapterSummary,
@@ -76,7 +79,10 @@ impl GpuContext {
             })
             .await
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
+        let exp = ExpChoice::from_probe(probe_builtin_exp(&device, &queue).await);
         Ok(GpuContext {
+            pipelines: PipelineCache::new(exp.builtin),
+            exp,
             params: ParamRing::new(&device, limits.max_buffer_size)?,
             matmul: MatmulChoice::new(MatmulKernel::for_adapter(
                 adapter.get_info().device_type == wgpu::DeviceType::Cpu,
@@ -84,7 +90,6 @@ impl GpuContext {
             submits: Cell::new(0),
             device,
             queue,
-            pipelines: PipelineCache::default(),
             bind_groups: BindGroupCache::default(),
             adapter: summarize(&adapter.get_info()),
             limits,

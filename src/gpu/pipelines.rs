@@ -6,8 +6,8 @@
 //! read-only inputs and binding n + 1 is its output. So one explicit layout per input count
 //! serves every kernel.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
@@ -70,9 +70,28 @@ pub struct Kernel {
 pub struct PipelineCache {
     pipelines: RefCell<HashMap<KernelKey, Rc<Kernel>>>,
     layouts: RefCell<HashMap<usize, wgpu::BindGroupLayout>>,
+    /// math.wgsl's `BUILTIN_EXP`, the same for every pipeline of a device.
+    builtin_exp: bool,
 }
 
+/// The override constant that math.wgsl declares.
+const BUILTIN_EXP: &str = "BUILTIN_EXP";
+
 impl PipelineCache {
+    /// A cache whose kernels use the built-in `exp` where `builtin_exp` (see
+    /// `gpu/math_probe.rs`).
+    pub fn new(builtin_exp: bool) -> PipelineCache {
+        PipelineCache {
+            builtin_exp,
+            ..Default::default()
+        }
+    }
+
+    /// Whether kernels compute `exp` with WGSL's built-in.
+    pub fn builtin_exp(&self) -> bool {
+        self.builtin_exp
+    }
+
     /// The pipeline for `key` (entry point `entry`, `inputs` read-only buffers), compiling
     /// `source()` on first use.
     pub fn get_or_create(
@@ -87,9 +106,17 @@ impl PipelineCache {
             return kernel.clone();
         }
         let name: Rc<str> = key.to_string().into();
+        let source = source();
+        // Only a module that declares the override may be given it.
+        let constants: &[(&str, f64)] =
+            if self.builtin_exp && source.contains(&format!("override {BUILTIN_EXP}")) {
+                &[(BUILTIN_EXP, 1.0)]
+            } else {
+                &[]
+            };
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&name),
-            source: wgpu::ShaderSource::Wgsl(source().into()),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
         });
         let bind_layout = self.bind_group_layout(device, inputs);
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -102,7 +129,10 @@ impl PipelineCache {
             layout: Some(&layout),
             module: &module,
             entry_point: Some(entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
             cache: None,
         });
         let kernel = Rc::new(Kernel {

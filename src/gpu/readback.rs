@@ -136,7 +136,7 @@ pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn wait_for_callbacks(device: &wgpu::Device, submission: Option<wgpu::SubmissionIndex>) {
+pub(crate) fn wait_for_callbacks(device: &wgpu::Device, submission: Option<wgpu::SubmissionIndex>) {
     // Natively nothing else drives the device, so block until the submission (or, without
     // one, all work) is done and its callbacks have run.
     let _ = device.poll(wgpu::PollType::Wait {
@@ -146,7 +146,10 @@ fn wait_for_callbacks(device: &wgpu::Device, submission: Option<wgpu::Submission
 }
 
 #[cfg(target_arch = "wasm32")]
-fn wait_for_callbacks(_device: &wgpu::Device, _submission: Option<wgpu::SubmissionIndex>) {
+pub(crate) fn wait_for_callbacks(
+    _device: &wgpu::Device,
+    _submission: Option<wgpu::SubmissionIndex>,
+) {
     // The browser's event loop runs the callback once the mapAsync promise resolves.
 }
 

@@ -126,7 +126,7 @@ fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
 }
 
 /// A byte count option: a whole number from 0.
-fn byte_option(opts: &Options, key: &str) -> Result<Option<u64>> {
+fn byte_option(opts: &Options, key: &'static str) -> Result<Option<u64>> {
     opts.number(key)?
         .map(|value| byte_count(&format!("initRuntime: {key}"), value))
         .transpose()
@@ -181,6 +181,21 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
         info.default_device_reason.as_str().into(),
     );
     set(&object, "defaultDevice", default_device.into());
+    let math = match &info.exp {
+        Some(choice) => {
+            let math = js_sys::Object::new();
+            let exp = if choice.builtin {
+                "builtin"
+            } else {
+                "accurate"
+            };
+            set(&math, "exp", exp.into());
+            set(&math, "reason", choice.reason.as_str().into());
+            math.into()
+        }
+        None => JsValue::NULL,
+    };
+    set(&object, "math", math);
     object.into()
 }
 
@@ -242,5 +257,8 @@ export interface RuntimeInfo {
   limits: Record<string, number>;
   features: string[];
   defaultDevice: { device: "cpu" | "gpu"; reason: string };
+  /** Which `exp` the GPU kernels use: WGSL's built-in where a start-up probe measured it
+   * within tandem's accuracy promise on this adapter, else tandem's range-reduced one. */
+  math: { exp: "builtin" | "accurate"; reason: string } | null;
 }
 "#;

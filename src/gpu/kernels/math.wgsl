@@ -37,17 +37,40 @@ fn expm1_small(r: f32) -> f32 {
     return r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * p))));
 }
 
+// 2^n for n in [-126, 127], built from the exponent bits: much cheaper than ldexp on
+// software adapters.
+fn pow2(n: i32) -> f32 { return bitcast<f32>(u32(n + 127) << 23u); }
+
+// Branch-free: a software adapter runs both sides of a branch across its SIMD lanes.
 fn exp_acc(x: f32) -> f32 {
+    let k = round(clamp(x, -104.0, 89.0) * LOG2E);
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    // Two factors keep each within pow2's range; the last product rounds once if subnormal.
+    let n = i32(k);
+    let half = n / 2;
+    let y = (1.0 + expm1_small(r)) * pow2(half) * pow2(n - half);
+    let limited = select(select(y, 0.0, x < -103.97208), inf_f32(), x > 88.72284);
+    return select(limited, x, is_nan(x));
+}
+
+// Whether this adapter's built-in exp passed the accuracy probe (gpu/math_probe.rs). The
+// pipeline cache sets it per device; the compiler folds the branch in exp_best.
+override BUILTIN_EXP: bool = false;
+
+// exp for the kernels that compute exp itself (exp, softmax, logsumexp): the built-in where
+// it was measured to keep the promise above, else exp_acc.
+fn exp_best(x: f32) -> f32 {
+    if (BUILTIN_EXP) { return exp_guarded(x); }
+    return exp_acc(x);
+}
+
+// The built-in with exp_acc's NaN, overflow and underflow handling: Vulkan leaves the
+// built-in's result outside the finite range unspecified.
+fn exp_guarded(x: f32) -> f32 {
     if (is_nan(x)) { return x; }
     if (x > 88.72284) { return inf_f32(); }
     if (x < -103.97208) { return 0.0; }
-    let k = round(x * LOG2E);
-    let r = (x - k * LN2_HI) - k * LN2_LO;
-    let p = 1.0 + expm1_small(r);
-    // Two steps keep each exponent within ldexp's defined range.
-    let n = i32(k);
-    let half = n / 2;
-    return ldexp(ldexp(p, half), n - half);
+    return exp(x);
 }
 
 fn expm1_acc(x: f32) -> f32 {

@@ -41,7 +41,7 @@ fn row_max(base: u32) -> f32 {
 fn row_total(base: u32, m: f32) -> f32 {
     var total = 0.0;
     for (var j = 0u; j < params.row_len; j++) {
-        total += exp_acc(x[base + j] - m);
+        total += exp_best(x[base + j] - m);
     }
     return total;
 }
@@ -57,7 +57,7 @@ fn fold_stats(stats: vec2<f32>, v: f32) -> vec2<f32> {
         return stats;
     }
     if (v > m) {
-        return vec2<f32>(v, stats.y * exp_acc(m - v) + 1.0);
+        return vec2<f32>(v, stats.y * exp_best(m - v) + 1.0);
     }
-    return vec2<f32>(m, stats.y + exp_acc(v - m));
+    return vec2<f32>(m, stats.y + exp_best(v - m));
 }

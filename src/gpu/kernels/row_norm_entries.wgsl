@@ -19,7 +19,7 @@ fn softmax_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
     let total = row_total(base, m);
     for (var j = 0u; j < params.row_len; j++) {
-        out[at + j] = exp_acc(x[base + j] - m) / total;
+        out[at + j] = exp_best(x[base + j] - m) / total;
     }
 }
 
@@ -67,7 +67,7 @@ fn merge(row: u32) -> vec2<f32> {
     var total = 0.0;
     for (var p = 0u; p < params.parts; p++) {
         let at = 2u * (row * params.parts + p);
-        total += x[at + 1u] * exp_acc(x[at] - m);
+        total += x[at + 1u] * exp_best(x[at] - m);
     }
     return vec2<f32>(m, total);
 }

@@ -70,7 +70,7 @@ fn float_expression(op: UnaryOp) -> &'static str {
         Square => "x * x",
         Sqrt => "sqrt(x)",
         Rsqrt => "inverseSqrt(x)",
-        Exp => "exp_acc(x)",
+        Exp => "exp_best(x)",
         Expm1 => "expm1_acc(x)",
         Log => "log_acc(x)",
         Log1p => "log1p_acc(x)",
