@@ -20,7 +20,7 @@ pub fn bench(manifest: &Manifest, name: &str) -> Result<(), String> {
         .ok_or_else(|| {
             // `peers` has options and its own driver (peers.rs); main.rs routes it.
             let mut names: Vec<&str> = BENCHES.iter().map(|(n, _)| *n).collect();
-            names.push("peers");
+            names.extend(["peers", "dispatch"]);
             format!(
                 "unknown benchmark \"{name}\"; there are: {}",
                 names.join(", ")

@@ -3,6 +3,7 @@
 mod bench;
 mod cmd;
 mod demo;
+mod dispatch;
 mod interleave;
 mod manifest;
 mod package;
@@ -36,6 +37,9 @@ commands:
                     --only: workload ids or groups (matmul, exp, exp-chain, mlx, sum,
                     add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu, tfjs-webgpu,
                     tfjs-wasm, jax-webgpu, jax-jit, webgpu-hand (bench/README.md has more)
+  bench dispatch    build, and profile the 1000 chained adds of bench peers in tandem, TF.js
+                    webgpu and hand-written WGSL with Chromium's sampling profiler: time per op
+                    by where it runs (wasm, JS glue, browser). Writes target/bench/dispatch.json.
   interleave [--programs N] [--seed S]
                     the long run of the browser's random interleaving test: N programs
                     (default 2000) of overlapping calls from seed S (default: the time)";
@@ -61,6 +65,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["bench", "peers", rest @ ..] => peers::peers(&manifest, rest),
+        ["bench", "dispatch"] => dispatch::dispatch(&manifest),
         ["bench", name] => bench::bench(&manifest, name),
         ["interleave", rest @ ..] => interleave::interleave(&manifest, rest),
         ["help" | "--help" | "-h"] => {

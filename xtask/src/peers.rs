@@ -287,7 +287,7 @@ fn minutes(d: Duration) -> String {
 
 /// Installs `bench/package.json`'s exact versions into `bench/node_modules` unless they are
 /// all there already.
-fn ensure_npm_packages(bench: &Path) -> Result<(), String> {
+pub(crate) fn ensure_npm_packages(bench: &Path) -> Result<(), String> {
     let wanted = pinned_dependencies(bench)?;
     let missing: Vec<String> = wanted
         .iter()

@@ -77,6 +77,13 @@ impl Browser {
         self.request("POST", &self.path("execute/sync"), Some(body))
     }
 
+    /// Sends a Chrome DevTools Protocol command (`Profiler.start`, …) through chromedriver and
+    /// returns its result.
+    pub fn cdp(&self, command: &str, params: Value) -> Result<Value, String> {
+        let body = json!({ "cmd": command, "params": params });
+        self.request("POST", &self.path("goog/cdp/execute"), Some(body))
+    }
+
     /// Evaluates `script` every 100 ms until it returns something other than `null`.
     pub fn wait_for(&self, script: &str, timeout: Duration) -> Result<Value, String> {
         let start = Instant::now();
