@@ -169,10 +169,18 @@ fn apply_timestamps(batch: &mut GpuBatch, words: &[u32], period: f64) {
 #[cfg(target_arch = "wasm32")]
 pub fn now_ms() -> f64 {
     use wasm_bindgen::JsCast;
-    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-        .ok()
-        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
-    performance.map_or_else(js_sys::Date::now, |p| p.now())
+    thread_local! {
+        // Looked up once: the scheduler reads the clock several times per op.
+        static PERFORMANCE: Option<web_sys::Performance> =
+            js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+                .ok()
+                .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+    }
+    PERFORMANCE.with(|performance| {
+        performance
+            .as_ref()
+            .map_or_else(js_sys::Date::now, |p| p.now())
+    })
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -5,8 +5,8 @@
 //! of ops reuse the same cached buffers over and over, so most dispatches find their group here
 //! instead of crossing into the browser to create one.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 use crate::gpu::params::PARAM_SLOT;
 use crate::memory::allocator::GpuBuffer;

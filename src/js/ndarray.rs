@@ -1,7 +1,7 @@
 //! `NDArray`: the JS handle to a core [`Array`].
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
@@ -24,7 +24,7 @@ thread_local! {
     /// Every live `NDArray` by handle, so that arrays passed inside JS containers (the list of
     /// `concatenate`) can be found without taking them from their owners, and so that `tidy`
     /// can dispose them.
-    static LIVE: RefCell<HashMap<u32, Slot>> = RefCell::new(HashMap::new());
+    static LIVE: RefCell<HashMap<u32, Slot>> = RefCell::new(HashMap::default());
     static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
 }
 
@@ -73,7 +73,7 @@ impl NdArray {
 
     /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
     pub fn from_js(op: &str, value: &JsValue) -> Result<Array, Error> {
-        let handle = js_sys::Reflect::get(value, &"__handle".into())
+        let handle = js_sys::Reflect::get(value, &crate::js::options::property("__handle"))
             .ok()
             .and_then(|h| h.as_f64())
             .ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;

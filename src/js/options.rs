@@ -1,10 +1,28 @@
 //! The trailing options object that every op takes.
 
+use std::cell::RefCell;
+
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
+
+/// `key` as a JS string, made once per thread: every op reads a few properties, and
+/// converting a Rust string to JS decodes it anew each time.
+pub(crate) fn property(key: &'static str) -> JsValue {
+    thread_local! {
+        static KEYS: RefCell<Vec<(&'static str, JsValue)>> = const { RefCell::new(Vec::new()) };
+    }
+    KEYS.with(|keys| {
+        if let Some((_, value)) = keys.borrow().iter().find(|(k, _)| *k == key) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(key);
+        keys.borrow_mut().push((key, value.clone()));
+        value
+    })
+}
 
 /// A parsed options argument: `undefined`, `null` or a plain object.
 pub struct Options {
@@ -32,9 +50,9 @@ impl Options {
     }
 
     /// The value under `key`, or `None` when it is absent or `undefined`.
-    pub fn get(&self, key: &str) -> Option<JsValue> {
+    pub fn get(&self, key: &'static str) -> Option<JsValue> {
         let object = self.object.as_ref()?;
-        let value = js_sys::Reflect::get(object, &JsValue::from_str(key)).ok()?;
+        let value = js_sys::Reflect::get(object, &property(key)).ok()?;
         (!value.is_undefined()).then_some(value)
     }
 
@@ -64,7 +82,7 @@ impl Options {
     }
 
     /// A boolean option; absent means `false`.
-    pub fn flag(&self, key: &str) -> Result<bool> {
+    pub fn flag(&self, key: &'static str) -> Result<bool> {
         match self.get(key) {
             None => Ok(false),
             Some(v) => v
@@ -74,7 +92,7 @@ impl Options {
     }
 
     /// A number option.
-    pub fn number(&self, key: &str) -> Result<Option<f64>> {
+    pub fn number(&self, key: &'static str) -> Result<Option<f64>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => v
@@ -85,7 +103,7 @@ impl Options {
     }
 
     /// A string option.
-    pub fn string(&self, key: &str) -> Result<Option<String>> {
+    pub fn string(&self, key: &'static str) -> Result<Option<String>> {
         match self.get(key) {
             None => Ok(None),
             Some(v) => v

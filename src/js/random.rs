@@ -50,7 +50,7 @@ fn next_key(opts: &Options, op: &str) -> Result<[u32; 2]> {
     }))
 }
 
-fn param(opts: &Options, op: &str, key: &str, default: f32) -> Result<f32> {
+fn param(opts: &Options, op: &str, key: &'static str, default: f32) -> Result<f32> {
     match opts.get(key) {
         None => Ok(default),
         Some(v) => v
@@ -72,7 +72,7 @@ fn request(
     op: &'static str,
     shape: &JsValue,
     opts: &JsValue,
-    names: [(&str, f32); 2],
+    names: [(&'static str, f32); 2],
 ) -> Result<Request> {
     let shape = shape_of(op, shape)?;
     let opts = Options::parse(op, opts)?;

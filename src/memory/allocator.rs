@@ -14,8 +14,8 @@
 //!   fail with `MemoryLimitError`. Cached buffers do not count as active, but the cache is
 //!   trimmed so that active plus cached bytes stay within the limit as well.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::error::{Error, Result};
@@ -75,7 +75,7 @@ thread_local! {
         cache_limit: DEFAULT_CACHE_LIMIT,
         memory_limit: None,
         stats: Stats::default(),
-        live: HashMap::new(),
+        live: HashMap::default(),
         next_id: 1,
         context: None,
         retry_pending: false,
