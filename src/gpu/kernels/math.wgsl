@@ -41,16 +41,17 @@ fn expm1_small(r: f32) -> f32 {
 // software adapters.
 fn pow2(n: i32) -> f32 { return bitcast<f32>(u32(n + 127) << 23u); }
 
-// Branch-free: a software adapter runs both sides of a branch across its SIMD lanes.
+// The edge cases branch: lanes nearly always agree on them, so the branches cost little.
 fn exp_acc(x: f32) -> f32 {
-    let k = round(clamp(x, -104.0, 89.0) * LOG2E);
+    if (is_nan(x)) { return x; }
+    if (x > 88.72284) { return inf_f32(); }
+    if (x < -103.97208) { return 0.0; }
+    let k = round(x * LOG2E);
     let r = (x - k * LN2_HI) - k * LN2_LO;
     // Two factors keep each within pow2's range; the last product rounds once if subnormal.
     let n = i32(k);
     let half = n / 2;
-    let y = (1.0 + expm1_small(r)) * pow2(half) * pow2(n - half);
-    let limited = select(select(y, 0.0, x < -103.97208), inf_f32(), x > 88.72284);
-    return select(limited, x, is_nan(x));
+    return (1.0 + expm1_small(r)) * pow2(half) * pow2(n - half);
 }
 
 // Whether this adapter's built-in exp passed the accuracy probe (gpu/math_probe.rs). The
