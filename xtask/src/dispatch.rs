@@ -61,7 +61,7 @@ impl Category {
             Category::OtherJs => "other JS (the library or page, the benchmark harness)",
             Category::Gc => "garbage collection",
             Category::Browser => "browser outside JS (\"(program)\": tasks, IPC)",
-            Category::Idle => "idle: waiting on the GPU process (SwiftShader) and timers",
+            Category::Idle => "idle (wall - busy): waiting on the GPU process (SwiftShader)",
         }
     }
 }
@@ -234,35 +234,43 @@ fn report(results: &[(&str, Value, Breakdown)]) -> String {
          warm-ups; the page's main thread sampled every {SAMPLING_US} us.\n\
          The \"GPU\" is SwiftShader: it runs in Chromium's GPU process on the same 2 CPU cores, \
          so its work shows here only as idle time.\n\
-         Figures are microseconds per op (profile time / ops); wall is the page's median run / \
-         1000.\n\n"
+         Figures are microseconds per op: profile time / ops; idle is the runs' wall time \
+         less the busy time.\n\n"
     ));
     out.push_str(&format!("{:<72}", "where (main thread)"));
     for (runtime, _, _) in results {
         out.push_str(&format!("{runtime:>14}"));
     }
     out.push('\n');
+    // Idle is wall time minus busy time: the profile also spans the moments before and after
+    // the runs, which are idle and not the runs' own.
+    let busy = |b: &Breakdown| b.total_us - b.by_category.get(&Category::Idle).unwrap_or(&0.0);
+    let wall_us = |page: &Value| {
+        let times = page["times"].as_array().into_iter().flatten();
+        times.filter_map(Value::as_f64).sum::<f64>() * 1000.0
+    };
     for category in Category::ALL {
         out.push_str(&format!("{:<72}", category.label()));
         for (_, page, b) in results {
-            let us = b.by_category.get(&category).copied().unwrap_or(0.0);
+            let us = match category {
+                Category::Idle => (wall_us(page) - busy(b)).max(0.0),
+                _ => b.by_category.get(&category).copied().unwrap_or(0.0),
+            };
             out.push_str(&format!("{:>14.2}", us / ops(page)));
         }
         out.push('\n');
     }
     out.push_str(&format!("{:<72}", "busy (everything but idle)"));
     for (_, page, b) in results {
-        let idle = b.by_category.get(&Category::Idle).copied().unwrap_or(0.0);
-        out.push_str(&format!("{:>14.2}", (b.total_us - idle) / ops(page)));
+        out.push_str(&format!("{:>14.2}", busy(b) / ops(page)));
     }
     out.push('\n');
-    out.push_str(&format!("{:<72}", "wall: median run / ops"));
+    out.push_str(&format!(
+        "{:<72}",
+        "wall: mean run / ops, under the profiler"
+    ));
     for (_, page, _) in results {
-        let median = page["median"].as_f64().unwrap_or(f64::NAN);
-        out.push_str(&format!(
-            "{:>14.2}",
-            median * 1000.0 / page["ops"].as_f64().unwrap_or(1000.0)
-        ));
+        out.push_str(&format!("{:>14.2}", wall_us(page) / ops(page)));
     }
     out.push('\n');
     for (runtime, page, b) in results {
