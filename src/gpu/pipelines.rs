@@ -74,8 +74,9 @@ pub struct PipelineCache {
     builtin_exp: bool,
 }
 
-/// The override constant that math.wgsl declares.
+/// The override constant that math.wgsl declares, and its declaration.
 const BUILTIN_EXP: &str = "BUILTIN_EXP";
+const BUILTIN_EXP_DECLARATION: &str = "override BUILTIN_EXP";
 
 impl PipelineCache {
     /// A cache whose kernels use the built-in `exp` where `builtin_exp` (see
@@ -109,7 +110,7 @@ impl PipelineCache {
         let source = source();
         // Only a module that declares the override may be given it.
         let constants: &[(&str, f64)] =
-            if self.builtin_exp && source.contains(&format!("override {BUILTIN_EXP}")) {
+            if self.builtin_exp && source.contains(BUILTIN_EXP_DECLARATION) {
                 &[(BUILTIN_EXP, 1.0)]
             } else {
                 &[]

@@ -35,6 +35,14 @@ pub struct NdArray {
     handle: u32,
 }
 
+/// The handle of a JS value that is an `NDArray`, read from its `__handle` property.
+pub(crate) fn handle_of(value: &JsValue) -> Option<u32> {
+    js_sys::Reflect::get(value, &crate::js::options::property("__handle"))
+        .ok()
+        .and_then(|h| h.as_f64())
+        .map(|h| h as u32)
+}
+
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
         point_symbol_dispose_at_dispose();
@@ -73,16 +81,10 @@ impl NdArray {
 
     /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
     pub fn from_js(op: &str, value: &JsValue) -> Result<Array, Error> {
-        let handle = js_sys::Reflect::get(value, &crate::js::options::property("__handle"))
-            .ok()
-            .and_then(|h| h.as_f64())
-            .ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;
-        LIVE.with(|live| {
-            live.borrow()
-                .get(&(handle as u32))
-                .and_then(|s| s.borrow().clone())
-        })
-        .ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
+        let handle =
+            handle_of(value).ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;
+        LIVE.with(|live| live.borrow().get(&handle).and_then(|s| s.borrow().clone()))
+            .ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
     }
 
     /// Disposes the array behind `handle`, if it is still live.

@@ -66,11 +66,8 @@ fn handles_in(value: &JsValue, keep: &mut HashSet<u32>, depth: usize) {
     if depth > 32 || !value.is_object() {
         return;
     }
-    if let Some(handle) = js_sys::Reflect::get(value, &"__handle".into())
-        .ok()
-        .and_then(|h| h.as_f64())
-    {
-        keep.insert(handle as u32);
+    if let Some(handle) = crate::js::ndarray::handle_of(value) {
+        keep.insert(handle);
         return;
     }
     if js_sys::Array::is_array(value) {

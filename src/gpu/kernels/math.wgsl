@@ -13,6 +13,9 @@ const LN2_LO: f32 = 1.4286068203094173e-06;
 const HALF_PI: f32 = 1.5707963267948966;
 const QUARTER_PI: f32 = 0.7853981633974483;
 const TWO_OVER_SQRT_PI: f32 = 1.1283791670955126;
+// exp overflows float32 above EXP_MAX and rounds to zero below EXP_MIN.
+const EXP_MAX: f32 = 88.72284;
+const EXP_MIN: f32 = -103.97208;
 
 // 2/pi to 256 bits, most significant word first (for Payne-Hanek reduction).
 var<private> TWO_OVER_PI: array<u32, 8> = array<u32, 8>(0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
@@ -44,8 +47,8 @@ fn pow2(n: i32) -> f32 { return bitcast<f32>(u32(n + 127) << 23u); }
 // The edge cases branch: lanes nearly always agree on them, so the branches cost little.
 fn exp_acc(x: f32) -> f32 {
     if (is_nan(x)) { return x; }
-    if (x > 88.72284) { return inf_f32(); }
-    if (x < -103.97208) { return 0.0; }
+    if (x > EXP_MAX) { return inf_f32(); }
+    if (x < EXP_MIN) { return 0.0; }
     let k = round(x * LOG2E);
     let r = (x - k * LN2_HI) - k * LN2_LO;
     // Two factors keep each within pow2's range; the last product rounds once if subnormal.
@@ -69,8 +72,8 @@ fn exp_best(x: f32) -> f32 {
 // built-in's result outside the finite range unspecified.
 fn exp_guarded(x: f32) -> f32 {
     if (is_nan(x)) { return x; }
-    if (x > 88.72284) { return inf_f32(); }
-    if (x < -103.97208) { return 0.0; }
+    if (x > EXP_MAX) { return inf_f32(); }
+    if (x < EXP_MIN) { return 0.0; }
     return exp(x);
 }
 
