@@ -3,6 +3,7 @@
 // `cargo xtask bench dispatch` samples the page's main thread with Chromium's profiler.
 // The page prepares and warms up, sets state "ready", and runs the timed runs when
 // window.dispatchBench.start() is called; the driver starts the profiler in between.
+import { median } from "./common.js";
 import { loadCatalog, makeChecker, makeInputs } from "./peers/workloads.js";
 
 const MODULES = {
@@ -18,12 +19,6 @@ const runs = Number(params.get("runs") ?? 20);
 
 const state = { state: "loading", runtime: runtimeId, runs, text: "", times: [], check: null };
 window.dispatchBench = state;
-
-function median(values) {
-  const sorted = [...values].sort((p, q) => p - q);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 async function prepare() {
   if (!MODULES[runtimeId]) throw new Error(`unknown runtime ${runtimeId}`);

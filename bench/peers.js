@@ -4,6 +4,7 @@
 // {state, text, runtime, current, results: {id: {...}}, info, adapter, ...}, with `current`
 // naming the workload in progress, so that a workload that hangs or crashes the page can be
 // told apart from the others.
+import { median } from "./common.js";
 import { derivedOf, derivedValue, loadCatalog, makeChecker, makeInputs } from "./peers/workloads.js";
 
 const MODULES = {
@@ -58,12 +59,6 @@ function describe(err) {
 // The first lines of an error's stack, for the JSON.
 function frames(err) {
   return typeof err?.stack === "string" ? err.stack.split("\n").slice(0, 8).join("\n") : null;
-}
-
-function median(values) {
-  const sorted = [...values].sort((p, q) => p - q);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 // What the browser's WebGPU adapter is, asked directly (every runtime's page reports it).

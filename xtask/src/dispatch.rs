@@ -113,12 +113,17 @@ fn self_times(profile: &Value) -> BTreeMap<u64, f64> {
 
 /// A runtime's profile, summed by category and by function (microseconds).
 struct Breakdown {
+    /// Idle is the runs' wall time less the busy time: the profile also spans the moments
+    /// before and after the runs, which are idle and not the runs' own.
     by_category: BTreeMap<Category, f64>,
+    /// The functions with self time, most first; idle is not among them.
     by_function: Vec<(String, Category, f64)>,
-    total_us: f64,
+    busy_us: f64,
+    wall_us: f64,
 }
 
-fn breakdown(profile: &Value) -> Breakdown {
+/// Sorts `profile`'s samples; `wall_us` is the summed wall time of the runs it spans.
+fn breakdown(profile: &Value, wall_us: f64) -> Breakdown {
     let times = self_times(profile);
     let mut by_category = BTreeMap::new();
     let mut functions: BTreeMap<(String, Category), f64> = BTreeMap::new();
@@ -128,21 +133,32 @@ fn breakdown(profile: &Value) -> Breakdown {
         };
         let frame = &node["callFrame"];
         let category = categorize(frame);
+        if category == Category::Idle {
+            continue;
+        }
         *by_category.entry(category).or_insert(0.0) += us;
         let name = short_name(frame["functionName"].as_str().unwrap_or(""));
         *functions.entry((name, category)).or_insert(0.0) += us;
     }
+    let busy_us: f64 = by_category.values().sum();
+    by_category.insert(Category::Idle, (wall_us - busy_us).max(0.0));
     let mut by_function: Vec<(String, Category, f64)> = functions
         .into_iter()
         .map(|((name, category), us)| (name, category, us))
         .collect();
     by_function.sort_by(|a, b| b.2.total_cmp(&a.2));
-    let total_us = by_category.values().sum();
     Breakdown {
         by_category,
         by_function,
-        total_us,
+        busy_us,
+        wall_us,
     }
+}
+
+/// The summed wall time of the page's timed runs, in microseconds.
+fn runs_wall_us(page: &Value) -> f64 {
+    let times = page["times"].as_array().into_iter().flatten();
+    times.filter_map(Value::as_f64).sum::<f64>() * 1000.0
 }
 
 /// A readable function name: Rust symbols lose their hash and are cut to 90 characters.
@@ -168,12 +184,12 @@ pub fn dispatch(manifest: &Manifest) -> Result<(), String> {
         let (page, profile) = profile_page(manifest, &url)?;
         // DevTools' Performance panel opens .cpuprofile files.
         let raw = root().join(format!("target/bench/dispatch-{runtime}.cpuprofile"));
-        std::fs::create_dir_all(raw.parent().unwrap()).map_err(|e| e.to_string())?;
-        std::fs::write(&raw, profile.to_string()).map_err(|e| format!("{}: {e}", raw.display()))?;
+        peers::write_json(&raw, &profile)?;
         if let Some(problem) = page["check"].as_str() {
             return Err(format!("{runtime}: a result failed its check: {problem}"));
         }
-        results.push((runtime, page, breakdown(&profile)));
+        let breakdown = breakdown(&profile, runs_wall_us(&page));
+        results.push((runtime, page, breakdown));
     }
     println!();
     println!("{}", report(&results));
@@ -189,8 +205,7 @@ pub fn dispatch(manifest: &Manifest) -> Result<(), String> {
             }))
             .collect::<Vec<_>>()
     );
-    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    peers::write_json(&path, &json)?;
     println!("dispatch: wrote {}", path.display());
     Ok(())
 }
@@ -242,37 +257,25 @@ fn report(results: &[(&str, Value, Breakdown)]) -> String {
         out.push_str(&format!("{runtime:>14}"));
     }
     out.push('\n');
-    // Idle is wall time minus busy time: the profile also spans the moments before and after
-    // the runs, which are idle and not the runs' own.
-    let busy = |b: &Breakdown| b.total_us - b.by_category.get(&Category::Idle).unwrap_or(&0.0);
-    let wall_us = |page: &Value| {
-        let times = page["times"].as_array().into_iter().flatten();
-        times.filter_map(Value::as_f64).sum::<f64>() * 1000.0
-    };
     for category in Category::ALL {
         out.push_str(&format!("{:<72}", category.label()));
         for (_, page, b) in results {
-            let us = match category {
-                Category::Idle => (wall_us(page) - busy(b)).max(0.0),
-                _ => b.by_category.get(&category).copied().unwrap_or(0.0),
-            };
+            let us = b.by_category.get(&category).copied().unwrap_or(0.0);
             out.push_str(&format!("{:>14.2}", us / ops(page)));
         }
         out.push('\n');
     }
-    out.push_str(&format!("{:<72}", "busy (everything but idle)"));
-    for (_, page, b) in results {
-        out.push_str(&format!("{:>14.2}", busy(b) / ops(page)));
+    for (label, wall) in [
+        ("busy (everything but idle)", false),
+        ("wall: mean run / ops, under the profiler", true),
+    ] {
+        out.push_str(&format!("{label:<72}"));
+        for (_, page, b) in results {
+            let us = if wall { b.wall_us } else { b.busy_us };
+            out.push_str(&format!("{:>14.2}", us / ops(page)));
+        }
+        out.push('\n');
     }
-    out.push('\n');
-    out.push_str(&format!(
-        "{:<72}",
-        "wall: mean run / ops, under the profiler"
-    ));
-    for (_, page, _) in results {
-        out.push_str(&format!("{:>14.2}", wall_us(page) / ops(page)));
-    }
-    out.push('\n');
     for (runtime, page, b) in results {
         out.push_str(&format!(
             "\n{runtime}: the 12 functions with the most self time (us per op)\n"
@@ -333,6 +336,23 @@ mod tests {
         let times = self_times(&profile);
         assert_eq!(times[&1], 10.0);
         assert_eq!(times[&2], 30.0);
+    }
+
+    #[test]
+    fn idle_is_wall_less_busy_and_not_a_function() {
+        let node = |id: u64, name: &str, url: &str| json!({ "id": id, "callFrame": { "functionName": name, "url": url } });
+        let profile = json!({
+            "nodes": [node(1, "(idle)", ""), node(2, "submit", "")],
+            "samples": [1, 2, 1],
+            "timeDeltas": [0, 500, 30],
+        });
+        let b = breakdown(&profile, 100.0);
+        assert_eq!(b.busy_us, 30.0);
+        assert_eq!(b.by_category[&Category::Idle], 70.0);
+        assert_eq!(
+            b.by_function,
+            vec![("submit".to_string(), Category::WebGpuApi, 30.0)]
+        );
     }
 
     #[test]
