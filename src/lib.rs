@@ -21,6 +21,7 @@ pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod gpu;
+pub mod matmul_tuning;
 pub mod memory;
 pub mod ops;
 pub mod primitive;

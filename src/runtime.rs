@@ -9,6 +9,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::gpu::math_probe::ExpChoice;
 use crate::gpu::{AdapterSummary, GpuContext};
+use crate::matmul_tuning::{MatmulTuning, tune_matmul};
 use crate::memory::allocator;
 use crate::profile::Profiler;
 use crate::scheduler::Scheduler;
@@ -48,6 +49,16 @@ pub struct RuntimeInfo {
     pub default_device_reason: String,
     /// Which `exp` the GPU kernels use, when there is a GPU.
     pub exp: Option<ExpChoice>,
+    /// Which matmul kernel the GPU uses, when there is a GPU.
+    pub matmul: Option<MatmulTuning>,
+}
+
+/// The start-up measurements (the matmul tuning, the device calibration) are the runtime's own
+/// work: their buffers leave the cache and the peaks restart, so that a page's cache and peak
+/// figures start from what the page did. (The totals keep counting them, as PyTorch's do.)
+fn forget_start_up_work() {
+    allocator::clear_cache();
+    allocator::reset_peak_stats();
 }
 
 /// The runtime that evaluates arrays.
@@ -74,10 +85,12 @@ impl Runtime {
         match GpuContext::new(options.power_preference).await {
             Ok(gpu) => {
                 let mut runtime = Runtime::with_gpu(gpu);
+                runtime.choose_matmul_kernel().await;
                 match options.default_device {
                     Some(device) => runtime.set_default_device(device, "initRuntime asked for it"),
                     None => runtime.choose_default_device().await,
                 }
+                forget_start_up_work();
                 Ok(runtime)
             }
             Err(err) if options.require_gpu => Err(Error::Device(format!(
@@ -104,6 +117,7 @@ impl Runtime {
             // A fallback adapter's default is measured later (choose_default_device).
             default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
             exp: Some(gpu.exp.clone()),
+            matmul: None,
             adapter: Some(adapter),
         };
         Runtime::assemble(Some(Rc::new(gpu)), info)
@@ -112,6 +126,13 @@ impl Runtime {
     fn set_default_device(&mut self, device: Device, why: &str) {
         self.info.default_device = device;
         self.info.default_device_reason = why.into();
+    }
+
+    /// Times the matmul candidates on this adapter (once per page) and keeps the fastest.
+    async fn choose_matmul_kernel(&mut self) {
+        if let Some(gpu) = self.gpu.clone() {
+            self.info.matmul = Some(tune_matmul(self, &gpu).await);
+        }
     }
 
     /// On a fallback adapter, makes the device that runs a probe faster the default.
@@ -146,6 +167,7 @@ impl Runtime {
             default_device: Device::Cpu,
             default_device_reason: format!("no GPU: {why}; the gpu device runs on the CPU"),
             exp: None,
+            matmul: None,
         };
         Runtime::assemble(None, info)
     }

@@ -608,8 +608,7 @@ fn matmul_case() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
     })
 }
 
-const MATMUL_KERNELS: [MatmulKernel; 2] =
-    [MatmulKernel::WorkgroupTiled, MatmulKernel::RegisterTiled];
+const MATMUL_KERNELS: [MatmulKernel; 5] = MatmulKernel::CANDIDATES;
 
 #[test]
 fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
@@ -622,15 +621,10 @@ fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
 }
 
 /// Shapes whose rows are whole vec4s (k and n multiples of 4), which the register kernel reads
-/// as vec4s: edges off the 8 x 8 tile, skinny products (n = 4), batches and offsets.
+/// as vec4s: edges off every candidate tile, skinny products (n = 4), batches and offsets.
 #[test]
 fn matmul_vec4_tiles_match_the_cpu() {
     let runtime = gpu_runtime();
-    runtime
-        .gpu()
-        .unwrap()
-        .matmul
-        .set(MatmulKernel::RegisterTiled);
     let dims = (1usize..40, 1usize..20, 1usize..20);
     let batch = prop::collection::vec(1usize..4, 0..=2);
     let shapes = (dims, batch, any::<bool>()).prop_map(|((m, k4, n4), batch, broadcast)| {
@@ -643,7 +637,13 @@ fn matmul_vec4_tiles_match_the_cpu() {
         ([batch, vec![m, k]].concat(), b)
     });
     let layouts = prop_oneof![Just(Layout::Plain), Just(Layout::Shifted)];
-    matmul_cases_match(&runtime, &(shapes, layouts, any::<u64>()));
+    let cases = (shapes, layouts, any::<u64>());
+    for kernel in MATMUL_KERNELS {
+        if kernel != MatmulKernel::WorkgroupTiled {
+            runtime.gpu().unwrap().matmul.set(kernel);
+            matmul_cases_match(&runtime, &cases);
+        }
+    }
 }
 
 fn matmul_cases_match(

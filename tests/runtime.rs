@@ -303,3 +303,39 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
     assert_eq!(pollster::block_on(scope.pop()).map(|e| e.to_string()), None);
     assert_eq!(cache.len(), 3);
 }
+
+/// The matmul kernel is the fastest candidate by measurement on this adapter, the reason lists
+/// every candidate's time, and a second runtime on the same adapter reuses the verdict.
+#[test]
+fn the_matmul_kernel_is_chosen_by_measurement_once_per_adapter() {
+    use tandem::gpu::ops::matmul::MatmulKernel;
+    let first = gpu_runtime();
+    let tuning = first
+        .info()
+        .matmul
+        .clone()
+        .expect("a GPU runtime reports its matmul kernel");
+    assert_eq!(
+        tuning.timings.len(),
+        MatmulKernel::CANDIDATES.len(),
+        "{}",
+        tuning.reason
+    );
+    let fastest = tuning
+        .timings
+        .iter()
+        .min_by(|a, b| a.best_ms.total_cmp(&b.best_ms))
+        .unwrap();
+    assert_eq!(tuning.kernel, fastest.kernel);
+    for timing in &tuning.timings {
+        assert!(timing.runs >= 1 && timing.best_ms > 0.0, "{timing:?}");
+        assert!(
+            tuning.reason.contains(&timing.kernel.name()),
+            "{}",
+            tuning.reason
+        );
+    }
+    let second = gpu_runtime();
+    assert_eq!(second.info().matmul.as_ref(), Some(&tuning));
+    assert_eq!(second.gpu().unwrap().matmul.get(), tuning.kernel);
+}

@@ -55,6 +55,14 @@ async fn init_runtime_reports_the_webgpu_adapter() {
         reason.contains("built-in") && !reason.contains("did not run"),
         "the probe of the built-in exp ran: {reason}"
     );
+    let matmul = get(&info, "matmul");
+    let kernel = get(&matmul, "kernel").as_string().unwrap();
+    let reason = get(&matmul, "reason").as_string().unwrap();
+    web_sys::console::log_1(&format!("matmul: {kernel}: {reason}").into());
+    assert!(
+        reason.contains("fastest on") && reason.contains(&format!("{kernel} ")),
+        "the matmul kernel was chosen by timing the candidates: {reason}"
+    );
 }
 
 /// On the browser's adapter: math.wgsl's `exp_acc` keeps its promise over the probe's sweep,
@@ -517,9 +525,14 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
         "fill".into(),
         include_str!("../src/gpu/kernels/fill.wgsl").into(),
     ));
-    for cols4 in [1, 2] {
-        let variant = tandem::gpu::ops::matmul::Variant::Vec4 { rows: 8, cols4 };
-        sources.push((format!("{variant:?}"), variant.source()));
+    for kernel in tandem::gpu::ops::matmul::MatmulKernel::CANDIDATES {
+        if let tandem::gpu::ops::matmul::MatmulKernel::RegisterTiled(tile) = kernel {
+            for cols4 in [1, tile.cols4] {
+                let rows = tile.rows;
+                let variant = tandem::gpu::ops::matmul::Variant::Vec4 { rows, cols4 };
+                sources.push((format!("{variant:?}"), variant.source()));
+            }
+        }
     }
     for write in [false, true] {
         let source = tandem::gpu::ops::row_norm::source(write);

@@ -196,6 +196,16 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
         None => JsValue::NULL,
     };
     set(&object, "math", math);
+    let matmul = match &info.matmul {
+        Some(tuning) => {
+            let matmul = js_sys::Object::new();
+            set(&matmul, "kernel", tuning.kernel.name().into());
+            set(&matmul, "reason", tuning.reason.as_str().into());
+            matmul.into()
+        }
+        None => JsValue::NULL,
+    };
+    set(&object, "matmul", matmul);
     object.into()
 }
 
@@ -260,5 +270,8 @@ export interface RuntimeInfo {
   /** Which `exp` the GPU kernels use: WGSL's built-in where a start-up probe measured it
    * within tandem's accuracy promise on this adapter, else tandem's range-reduced one. */
   math: { exp: "builtin" | "accurate"; reason: string } | null;
+  /** The matmul kernel, chosen by timing each candidate when the adapter is first used:
+   * `"registers RxC"` (a register tile per thread) or `"workgroup 64x64"`. */
+  matmul: { kernel: string; reason: string } | null;
 }
 "#;

@@ -15,23 +15,56 @@ const WORKGROUP_TILED: &str = include_str!("../kernels/matmul.wgsl");
 const REGISTER_TILED: &str = include_str!("../kernels/matmul_registers.wgsl");
 const REGISTER_VEC4: &str = include_str!("../kernels/matmul_vec4.wgsl");
 
-/// The two kinds of matmul kernel. Workgroup-memory tiling wins on hardware GPUs; on software
-/// adapters barriers are expensive and per-thread register tiles win by 2-20x
-/// (PERFORMANCE.md), so each adapter gets the kind that suits it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A register tile: `rows` x 4 `cols4` outputs per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tile {
+    pub rows: u32,
+    pub cols4: u32,
+}
+
+/// The two kinds of matmul kernel. Workgroup-memory tiling usually wins on hardware GPUs; on
+/// software adapters barriers are expensive and per-thread register tiles win by 2-20x
+/// (PERFORMANCE.md). Which kind, and which tile, is measured per adapter
+/// (`crate::matmul_tuning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatmulKernel {
     WorkgroupTiled,
-    /// Register tiles: `vec4` loads when the operands' rows are whole `vec4`s, else scalar.
-    RegisterTiled,
+    /// Register tiles of this size with `vec4` loads when the operands' rows are whole
+    /// `vec4`s, else 8 x 4 scalar tiles.
+    RegisterTiled(Tile),
 }
 
 impl MatmulKernel {
-    /// The kernel for an adapter: register tiles on a fallback (software) adapter.
+    /// The 8 x 8 register tile that PERFORMANCE.md measured best on SwiftShader.
+    pub const REGISTERS_8X8: MatmulKernel = MatmulKernel::RegisterTiled(Tile { rows: 8, cols4: 2 });
+
+    /// Every kernel the tuner measures, the likeliest winners first so that it can stop the
+    /// slow ones early.
+    pub const CANDIDATES: [MatmulKernel; 5] = [
+        MatmulKernel::REGISTERS_8X8,
+        MatmulKernel::RegisterTiled(Tile { rows: 4, cols4: 2 }),
+        MatmulKernel::RegisterTiled(Tile { rows: 8, cols4: 1 }),
+        MatmulKernel::RegisterTiled(Tile { rows: 4, cols4: 4 }),
+        MatmulKernel::WorkgroupTiled,
+    ];
+
+    /// The kernel used before (or without) a measurement: register tiles on a fallback
+    /// (software) adapter.
     pub fn for_adapter(is_fallback_adapter: bool) -> MatmulKernel {
         if is_fallback_adapter {
-            MatmulKernel::RegisterTiled
+            MatmulKernel::REGISTERS_8X8
         } else {
             MatmulKernel::WorkgroupTiled
+        }
+    }
+
+    /// A short name for reports: `"registers 8x8"`, `"workgroup 64x64"`.
+    pub fn name(self) -> String {
+        match self {
+            MatmulKernel::WorkgroupTiled => "workgroup 64x64".into(),
+            MatmulKernel::RegisterTiled(Tile { rows, cols4 }) => {
+                format!("registers {rows}x{}", 4 * cols4)
+            }
         }
     }
 }
@@ -55,17 +88,18 @@ impl Variant {
     pub fn choose(kernel: MatmulKernel, n: usize, k: usize, layout: [usize; 4]) -> Variant {
         match kernel {
             MatmulKernel::WorkgroupTiled => Variant::WorkgroupTiled,
-            _ if n.is_multiple_of(4)
-                && k.is_multiple_of(4)
-                && layout.iter().all(|v| v.is_multiple_of(4)) =>
+            MatmulKernel::RegisterTiled(tile)
+                if n.is_multiple_of(4)
+                    && k.is_multiple_of(4)
+                    && layout.iter().all(|v| v.is_multiple_of(4)) =>
             {
                 Variant::Vec4 {
-                    rows: 8,
-                    // A skinny product (n = 4) would leave half of an 8-wide tile idle.
-                    cols4: if n == 4 { 1 } else { 2 },
+                    rows: tile.rows,
+                    // A skinny product (n = 4) would leave the rest of a wider tile idle.
+                    cols4: if n == 4 { 1 } else { tile.cols4 },
                 }
             }
-            MatmulKernel::RegisterTiled => Variant::Scalar,
+            MatmulKernel::RegisterTiled(_) => Variant::Scalar,
         }
     }
 

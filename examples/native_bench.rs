@@ -1,0 +1,145 @@
+//! The GPU kernels' throughput natively, on wgpu's Vulkan backend: `cargo run --release
+//! --example native_bench`. Prints one table: matmul GFLOP/s and elementwise and reduction
+//! GB/s, each the median of 7 timed runs after 2 warm-ups. A run records enough independent
+//! ops in one evaluation to take about 50 ms (at most 64) and waits for the GPU, so that the
+//! per-submit latency of a hardware GPU does not hide the kernel. On a machine with a real GPU, compare the figures with its
+//! fp32 peak and memory bandwidth (bench/README.md); on llvmpipe they measure the CPU.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    bench::run();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod bench {
+    use std::time::Instant;
+
+    use tandem::primitive::{ReduceOp, UnaryOp};
+    use tandem::{Array, Device, Runtime, RuntimeOptions, ops};
+
+    const WARMUPS: usize = 2;
+    const RUNS: usize = 7;
+    /// A run records enough ops to take about this long.
+    const RUN_SECONDS: f64 = 0.05;
+    const MAX_REPS: usize = 64;
+
+    /// A workload: its name, the work one op does (FLOPs or bytes), the unit, and how to make
+    /// one op from the inputs.
+    struct Workload {
+        name: String,
+        work: f64,
+        unit: &'static str,
+        inputs: Vec<Array>,
+        op: fn(&[Array]) -> Array,
+    }
+
+    fn random(shape: &[usize], seed: u32) -> Array {
+        ops::random::uniform(shape, [seed, 17], -1.0, 1.0, Device::Gpu).unwrap()
+    }
+
+    fn matmul(m: usize, k: usize, n: usize) -> Workload {
+        Workload {
+            name: format!("matmul {m}x{k} @ {k}x{n}"),
+            work: 2.0 * (m * k * n) as f64,
+            unit: "GFLOP/s",
+            inputs: vec![random(&[m, k], 1), random(&[k, n], 2)],
+            op: |x| ops::matmul(&x[0], &x[1], Device::Gpu).unwrap(),
+        }
+    }
+
+    fn exp(n: usize) -> Workload {
+        Workload {
+            name: format!("exp {}M", n >> 20),
+            work: 8.0 * n as f64,
+            unit: "GB/s",
+            inputs: vec![random(&[n], 3)],
+            op: |x| ops::unary(UnaryOp::Exp, &x[0], Device::Gpu).unwrap(),
+        }
+    }
+
+    fn sum(n: usize) -> Workload {
+        Workload {
+            name: format!("sum {}M", n >> 20),
+            work: 4.0 * n as f64,
+            unit: "GB/s",
+            inputs: vec![random(&[n], 4)],
+            op: |x| ops::reduce(ReduceOp::Sum, &x[0], None, false, Device::Gpu).unwrap(),
+        }
+    }
+
+    fn softmax(rows: usize, cols: usize) -> Workload {
+        Workload {
+            name: format!("softmax {rows}x{cols}"),
+            work: 8.0 * (rows * cols) as f64,
+            unit: "GB/s",
+            inputs: vec![random(&[rows, cols], 5)],
+            op: |x| ops::softmax(&x[0], Some(&[-1]), Device::Gpu).unwrap(),
+        }
+    }
+
+    /// Seconds for `reps` ops in one evaluation, up to the GPU finishing them.
+    fn time(runtime: &Runtime, workload: &Workload, reps: usize) -> f64 {
+        let start = Instant::now();
+        let outs: Vec<Array> = (0..reps).map(|_| (workload.op)(&workload.inputs)).collect();
+        pollster::block_on(runtime.evaluate(&outs)).unwrap();
+        start.elapsed().as_secs_f64()
+    }
+
+    pub fn run() {
+        let runtime = pollster::block_on(Runtime::new(RuntimeOptions {
+            require_gpu: true,
+            default_device: Some(Device::Gpu),
+            ..Default::default()
+        }))
+        .expect("a GPU adapter");
+        let info = runtime.info();
+        let adapter = info.adapter.as_ref().unwrap();
+        println!(
+            "adapter: {} ({}; fallback: {})",
+            adapter.description, adapter.backend, adapter.is_fallback_adapter
+        );
+        if let Some(tuning) = &info.matmul {
+            println!("matmul kernel: {}: {}", tuning.kernel.name(), tuning.reason);
+        }
+        let workloads = [
+            matmul(256, 256, 256),
+            matmul(512, 512, 512),
+            matmul(1024, 1024, 1024),
+            matmul(2048, 2048, 2048),
+            matmul(4096, 512, 4),
+            exp(1 << 20),
+            exp(16 << 20),
+            sum(16 << 20),
+            softmax(4096, 1024),
+        ];
+        println!(
+            "\n| workload | ops per run | median ms per op | min | max | throughput |\n\
+             |---|---|---|---|---|---|"
+        );
+        for workload in &workloads {
+            pollster::block_on(runtime.evaluate(&workload.inputs)).unwrap();
+            let mut one = f64::MAX;
+            for _ in 0..WARMUPS {
+                one = time(&runtime, workload, 1);
+            }
+            let reps = ((RUN_SECONDS / one).ceil() as usize).clamp(1, MAX_REPS);
+            let mut per_op: Vec<f64> = (0..RUNS)
+                .map(|_| time(&runtime, workload, reps) / reps as f64)
+                .collect();
+            per_op.sort_by(f64::total_cmp);
+            let median = per_op[RUNS / 2];
+            println!(
+                "| {} | {reps} | {:.3} | {:.3} | {:.3} | {:.1} {} |",
+                workload.name,
+                median * 1e3,
+                per_op[0] * 1e3,
+                per_op[RUNS - 1] * 1e3,
+                workload.work / median / 1e9,
+                workload.unit
+            );
+        }
+    }
+}
