@@ -17,9 +17,16 @@ fn softmax_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         }
         return;
     }
-    let total = row_total(base, m);
+    // One exp per element: exp is most of the cost on software adapters, so the shifted
+    // exponentials are stored on the way to their sum and divided in place afterwards.
+    var total = 0.0;
     for (var j = 0u; j < params.row_len; j++) {
-        out[at + j] = exp_best(x[base + j] - m) / total;
+        let e = exp_best(x[base + j] - m);
+        out[at + j] = e;
+        total += e;
+    }
+    for (var j = 0u; j < params.row_len; j++) {
+        out[at + j] = out[at + j] / total;
     }
 }
 
