@@ -10,7 +10,7 @@ use std::rc::Rc;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::primitive::Primitive;
-use crate::shape::{Layout, fmt_shape, numel};
+use crate::shape::{Layout, checked_size, fmt_shape, numel};
 use crate::storage::Storage;
 use crate::stream::{Device, Stream};
 
@@ -73,11 +73,11 @@ impl Array {
     /// assert!(Array::from_words(vec![1, 2, 3], &[2, 2], DType::Uint32).is_err());
     /// ```
     pub fn from_words(words: Vec<u32>, shape: &[usize], dtype: DType) -> Result<Array> {
-        if words.len() != numel(shape) {
+        let size = checked_size("array", shape)?;
+        if size != words.len() {
             return Err(Error::Shape(format!(
-                "array: shape {} has {} elements but the data has {}",
+                "array: shape {} has {size} elements but the data has {}",
                 fmt_shape(shape),
-                numel(shape),
                 words.len()
             )));
         }

@@ -245,3 +245,14 @@ impl Runtime {
         self.info.default_device
     }
 }
+
+/// The most GPU dispatches one submit carries (a tuning knob for pages; see
+/// `gpu::encoder`).
+pub fn set_dispatches_per_submit(count: usize) {
+    crate::gpu::encoder::set_dispatches_per_submit(count);
+}
+
+/// The most GPU dispatches one submit carries.
+pub fn dispatches_per_submit() -> usize {
+    crate::gpu::encoder::dispatches_per_submit()
+}

@@ -9,6 +9,33 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+/// The most elements an array may have: its bytes (4 per element in storage) must be
+/// countable in a `usize` (32 bits on wasm32) and in 53 bits (a JS number) everywhere.
+pub const MAX_ELEMENTS: u64 = (1 << 53) / 4;
+
+/// The element count of a new array of `shape`, checked: a count past [`MAX_ELEMENTS`] (or
+/// one whose bytes a `usize` cannot count) is a `MemoryLimitError` that names `op`, never a
+/// silent wrap-around.
+///
+/// ```
+/// use tandem::shape::checked_size;
+/// assert_eq!(checked_size("zeros", &[2, 3]).unwrap(), 6);
+/// assert!(checked_size("zeros", &[usize::MAX, 2]).is_err());
+/// ```
+pub fn checked_size(op: &str, shape: &[usize]) -> Result<usize> {
+    let count = shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .filter(|&n| n <= MAX_ELEMENTS)
+        .and_then(|n| usize::try_from(n.checked_mul(4)?).ok().map(|_| n as usize));
+    count.ok_or_else(|| {
+        Error::MemoryLimit(format!(
+            "{op}: an array of shape {} has more bytes than this platform can address",
+            fmt_shape(shape)
+        ))
+    })
+}
+
 /// `[2, 3]`-style text for error messages.
 pub fn fmt_shape(shape: &[usize]) -> String {
     format!("{shape:?}")
@@ -40,7 +67,7 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
         let lead = rank - s.len();
         if i < lead { 1 } else { s[i - lead] }
     };
-    (0..rank)
+    let shape = (0..rank)
         .map(|i| match (dim(a, i), dim(b, i)) {
             (x, y) if x == y => Ok(x),
             (1, y) => Ok(y),
@@ -51,7 +78,10 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
                 fmt_shape(b)
             ))),
         })
-        .collect()
+        .collect::<Result<Vec<usize>>>()?;
+    // [n, 1] and [1, n] broadcast to n * n elements, which may not fit.
+    checked_size(op, &shape)?;
+    Ok(shape)
 }
 
 /// Strides that read an array of `shape` as if it had the (broadcast) shape `target`: missing

@@ -629,7 +629,7 @@ async fn matmul_and_creation_ops_on_webgpu() {
     )
     .unwrap();
     let a = reshape(&a, floats(&[2.0, 5.0, 7.0]), JsValue::UNDEFINED).unwrap();
-    let b = linspace(-1.0, 1.0, 21.into(), JsValue::UNDEFINED).unwrap();
+    let b = linspace((-1.0).into(), 1.0.into(), 21.into(), JsValue::UNDEFINED).unwrap();
     let b = reshape(&b, floats(&[7.0, 3.0]), JsValue::UNDEFINED).unwrap();
     let on_gpu = to_vec(&matmul(&a, &b, gpu()).unwrap()).await;
     let on_cpu = to_vec(&matmul(&a, &b, cpu()).unwrap()).await;

@@ -24,14 +24,15 @@ async fn a_read_during_an_unawaited_evaluate_waits_for_its_writes() {
     runtime_info().await;
     for input_stream in ["cpu", "gpu"] {
         // Any earlier GPU read, as in the report.
-        let warm = add(
-            float_array(&[1.0, 2.0], on("cpu")).into(),
-            1.into(),
-            on("gpu"),
+        let warm = add(float_array(&[1.0, 2.0]).into(), 1.into(), on("gpu")).unwrap();
+        floats_of(warm.to_array()).await;
+        // The input is made on the stream under test.
+        let x = add(
+            float_array(&[1.0, 2.0, 3.0, 4.0]).into(),
+            0.into(),
+            on(input_stream),
         )
         .unwrap();
-        floats_of(warm.to_array()).await;
-        let x = float_array(&[1.0, 2.0, 3.0, 4.0], on(input_stream));
         let y = binary(add, &x, &x, on("gpu"));
         let pending = start_evaluate(&[&y]);
         assert_eq!(floats_of(y.to_array()).await, vec![2.0, 4.0, 6.0, 8.0]);
@@ -48,7 +49,7 @@ async fn a_read_during_an_unawaited_evaluate_waits_for_its_writes() {
 async fn reads_in_one_promise_all_during_an_evaluate_are_right() {
     runtime_info().await;
     let values: Vec<f32> = (0..1000).map(|i| (i % 17) as f32 * 0.25).collect();
-    let x = float_array(&values, on("gpu"));
+    let x = float_array(&values);
     let e = exp(&x, on("gpu")).unwrap();
     let s = sum(&x, on("gpu")).unwrap();
     let n = neg(&x, on("cpu")).unwrap();
@@ -75,8 +76,8 @@ async fn fire_and_forget_evaluates_on_four_streams_then_reads_backwards() {
         options(&[("stream", new_stream("gpu").unwrap().into())]),
         options(&[("stream", new_stream("cpu").unwrap().into())]),
     ];
-    let one = float_array(&[1.0; 64], on("cpu"));
-    let mut steps = vec![float_array(&[0.0; 64], on("cpu"))];
+    let one = float_array(&[1.0; 64]);
+    let mut steps = vec![float_array(&[0.0; 64])];
     let mut evaluates = Vec::new();
     for i in 0..40 {
         let next = binary(add, &steps[i], &one, streams[i % 4].clone());
@@ -110,7 +111,7 @@ async fn a_reduction_after_astype_with_the_cast_read_in_flight_under_a_limit() {
     let previous = set_memory_limit(stat("active_bytes.all.current") + 256.0 * 1024.0).unwrap();
     let values: Vec<f32> = (0..4096).map(|i| ((i * 7) % 11) as f32 - 5.2).collect();
     let expected: i32 = values.iter().map(|&v| v as i32).sum();
-    let x = float_array(&values, on("gpu"));
+    let x = float_array(&values);
     let cast = astype(&x, "int32", on("gpu")).unwrap();
     let cast_read = cast.to_array();
     let total = sum(&cast, on("gpu")).unwrap();
@@ -124,7 +125,7 @@ async fn a_reduction_after_astype_with_the_cast_read_in_flight_under_a_limit() {
 #[wasm_bindgen_test]
 async fn a_memory_limit_error_leaves_live_arrays_readable() {
     runtime_info().await;
-    let x = float_array(&[10.0; 1024], on("cpu"));
+    let x = float_array(&[10.0; 1024]);
     let held = exp(&x, on("gpu")).unwrap();
     let expected = floats_of(held.to_array()).await;
     let previous = set_memory_limit(stat("active_bytes.all.current") + 64.0 * 1024.0).unwrap();
@@ -145,7 +146,7 @@ async fn a_memory_limit_error_leaves_live_arrays_readable() {
 #[wasm_bindgen_test]
 async fn readers_of_one_array_share_one_readback() {
     runtime_info().await;
-    let x = float_array(&[3.0; 256], on("cpu"));
+    let x = float_array(&[3.0; 256]);
     let y = binary(multiply, &x, &x, on("gpu"));
     let before = stat("transfer_bytes.gpu_to_cpu");
     let reads = js_sys::Array::of3(&y.to_array(), &y.tolist(), &y.to_array());
@@ -167,7 +168,7 @@ async fn readers_of_one_array_share_one_readback() {
 async fn dispose_and_cache_trims_during_reads_leave_every_value_intact() {
     runtime_info().await;
     let active = stat("active_bytes.all.current");
-    let x = float_array(&[2.0; 4096], on("cpu"));
+    let x = float_array(&[2.0; 4096]);
     let y = exp(&x, on("gpu")).unwrap();
     let z = binary(add, &y, &x, on("gpu"));
     let expected: Vec<f32> = floats_of(z.to_array()).await;
@@ -195,7 +196,7 @@ async fn dispose_and_cache_trims_during_reads_leave_every_value_intact() {
 #[wasm_bindgen_test]
 async fn a_buffer_the_gpu_failed_to_create_is_never_seen_by_another_call() {
     runtime_info().await;
-    let x = float_array(&[1.5; 1000], on("cpu"));
+    let x = float_array(&[1.5; 1000]);
     let warm = binary(add, &x, &x, on("gpu"));
     floats_of(warm.to_array()).await;
     // The next buffer created is y's, reported lost at once; z's report takes a while. A

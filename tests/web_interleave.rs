@@ -86,14 +86,15 @@ impl Page {
             fail_next_buffers_for_tests(1);
         }
         let made = match step {
+            // `array` takes no stream: its data moves to whichever op reads it.
             Step::Array {
                 values,
                 shape,
-                stream,
+                stream: _,
             } => {
                 let data: Vec<f32> = values.iter().map(|&v| v as f32).collect();
                 let shape = floats(&[shape[0] as f64, shape[1] as f64]);
-                let opts = options(&[("shape", shape), ("stream", self.streams[*stream].clone())]);
+                let opts = options(&[("shape", shape)]);
                 Some(array(Float32Array::from(&data[..]).into(), opts))
             }
             Step::Unary { op, x, stream } => Some(match op {

@@ -1,11 +1,10 @@
-//! Conversion of stored words between dtypes, with C's rules: float to integer truncates toward
-//! zero (saturating, NaN to 0), integers convert by two's-complement wrap-around, and anything to
-//! `bool` tests for non-zero.
+//! Kernel operands converted to a compute dtype (the conversion rules are `dtype::convert`'s).
 
 use std::borrow::Cow;
 
 use crate::cpu::elementwise::Strided;
 use crate::dtype::DType;
+use crate::dtype::convert::cast;
 
 /// One input of an elementwise kernel: its storage words, dtype, and strides over the output
 /// shape.
@@ -40,81 +39,5 @@ pub fn cast_strided<'a>(operand: &Operand<'a>, to: DType) -> Converted<'a> {
         words: cast(operand.words, operand.dtype, to),
         strides: operand.strides.to_vec(),
         offset: operand.offset,
-    }
-}
-
-/// `words` of dtype `from` as words of dtype `to`; borrowed when the dtypes are the same.
-pub fn cast(words: &[u32], from: DType, to: DType) -> Cow<'_, [u32]> {
-    if from == to {
-        return Cow::Borrowed(words);
-    }
-    Cow::Owned(words.iter().map(|&w| cast_word(w, from, to)).collect())
-}
-
-/// A number (a JS number, a creation op's value) as a word of `dtype`: rounded to float32,
-/// or truncated and wrapped through i64 into the integer types (non-finite values give 0).
-pub fn from_number(value: f64, dtype: DType) -> u32 {
-    match dtype {
-        DType::Float32 => (value as f32).to_bits(),
-        DType::Bool => u32::from(value != 0.0),
-        DType::Int32 | DType::Uint32 => {
-            (if value.is_finite() {
-                value.trunc() as i64
-            } else {
-                0
-            }) as u32
-        }
-    }
-}
-
-fn cast_word(w: u32, from: DType, to: DType) -> u32 {
-    match (from, to) {
-        (_, DType::Bool) => u32::from(is_nonzero(w, from)),
-        (DType::Float32, DType::Int32) => (f32::from_bits(w) as i32) as u32,
-        (DType::Float32, DType::Uint32) => f32::from_bits(w) as u32,
-        (DType::Int32, DType::Float32) => (w as i32 as f32).to_bits(),
-        (DType::Uint32 | DType::Bool, DType::Float32) => (w as f32).to_bits(),
-        // Bool, uint32 and int32 share their bit patterns for the values they have in common.
-        (_, DType::Int32 | DType::Uint32) => w,
-        (_, DType::Float32) => unreachable!("every source dtype is matched above"),
-    }
-}
-
-fn is_nonzero(w: u32, dtype: DType) -> bool {
-    match dtype {
-        DType::Float32 => f32::from_bits(w) != 0.0,
-        _ => w != 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_to_int_truncates_toward_zero() {
-        let words = [(-2.7f32).to_bits(), 2.7f32.to_bits()];
-        let ints = cast(&words, DType::Float32, DType::Int32);
-        assert_eq!(*ints, [(-2i32) as u32, 2]);
-    }
-
-    #[test]
-    fn negative_int_wraps_to_uint() {
-        assert_eq!(
-            *cast(&[(-1i32) as u32], DType::Int32, DType::Uint32),
-            [u32::MAX]
-        );
-    }
-
-    #[test]
-    fn nonzero_is_true() {
-        let words = [0.0f32.to_bits(), (-0.5f32).to_bits()];
-        assert_eq!(*cast(&words, DType::Float32, DType::Bool), [0, 1]);
-    }
-
-    #[test]
-    fn int_to_float_keeps_the_value() {
-        let out = cast(&[(-3i32) as u32, 7], DType::Int32, DType::Float32);
-        assert_eq!(*out, [(-3.0f32).to_bits(), 7.0f32.to_bits()]);
     }
 }

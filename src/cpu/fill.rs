@@ -2,8 +2,8 @@
 //! runs: here for the CPU, and for the GPU's `arange` and `linspace`, whose values are computed
 //! in f64 and rounded once so that both devices agree exactly.
 
-use crate::cpu::cast::from_number;
 use crate::dtype::DType;
+use crate::dtype::convert::from_number;
 use crate::error::{Error, Result};
 use crate::primitive::Fill;
 

@@ -187,7 +187,8 @@ fn concatenate(
     let mut out = vec![0u32; node.size()];
     let mut start = 0;
     for (x, h) in inputs.iter().zip(host) {
-        let words = cast::cast(&contiguous(x, h)?, x.dtype(), node.dtype()).into_owned();
+        let words =
+            crate::dtype::convert::cast(&contiguous(x, h)?, x.dtype(), node.dtype()).into_owned();
         let chunk = x.shape()[axis] * inner;
         for o in 0..outer {
             out[o * row + start..o * row + start + chunk]

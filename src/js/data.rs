@@ -2,8 +2,8 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::cpu::cast::{cast, from_number};
 use crate::dtype::DType;
+use crate::dtype::convert::{cast, from_number};
 use crate::error::{Error, Result};
 use crate::shape::{fmt_shape, numel};
 
@@ -14,31 +14,42 @@ pub struct HostData {
     pub dtype: DType,
 }
 
-/// Reads `array(data)`'s data. JS numbers give `float32` and booleans `bool`; a typed array keeps
-/// its own dtype where tandem has it (`Float64Array` becomes `float32`, smaller integer arrays
-/// widen to `int32`/`uint32`).
-pub fn from_js(data: &JsValue) -> Result<HostData> {
-    if let Some(typed) = typed_array(data)? {
-        return Ok(typed);
+/// Reads `array(data)`'s data as `dtype`, or as its own dtype without one: JS numbers give
+/// `float32` and booleans `bool`; a typed array keeps its own dtype where tandem has it
+/// (`Float64Array` becomes `float32`, smaller integer arrays widen to `int32`/`uint32`).
+/// Numbers convert to the target dtype from their exact values, never through `float32`, so
+/// integers above 2^24 stay exact.
+pub fn from_js(data: &JsValue, dtype: Option<DType>) -> Result<HostData> {
+    if let Some(values) = data.dyn_ref::<js_sys::Float64Array>() {
+        let values = values.to_vec();
+        let shape = vec![values.len()];
+        return Ok(numbers(&values, shape, dtype.unwrap_or(DType::Float32)));
     }
-    let (values, shape, all_bool) = flatten(data)?;
-    if all_bool && !values.is_empty() {
-        let words = values.iter().map(|&v| u32::from(v != 0.0)).collect();
-        return Ok(HostData {
-            words,
-            shape,
-            dtype: DType::Bool,
+    if let Some(typed) = typed_array(data)? {
+        return Ok(match dtype {
+            Some(dtype) => with_dtype(typed, dtype),
+            None => typed,
         });
     }
-    Ok(HostData {
-        words: numbers_to_words(&values, DType::Float32),
-        shape,
-        dtype: DType::Float32,
-    })
+    let (values, shape, all_bool) = flatten(data)?;
+    let own = if all_bool && !values.is_empty() {
+        DType::Bool
+    } else {
+        DType::Float32
+    };
+    Ok(numbers(&values, shape, dtype.unwrap_or(own)))
 }
 
-/// Converts the data to `dtype`. JS numbers convert from their exact values; typed data casts.
-pub fn with_dtype(data: HostData, dtype: DType) -> HostData {
+fn numbers(values: &[f64], shape: Vec<usize>, dtype: DType) -> HostData {
+    HostData {
+        words: numbers_to_words(values, dtype),
+        shape,
+        dtype,
+    }
+}
+
+/// Converts typed data to `dtype`, with the casts' rules.
+fn with_dtype(data: HostData, dtype: DType) -> HostData {
     let words = cast(&data.words, data.dtype, dtype).into_owned();
     HostData {
         words,
@@ -69,12 +80,6 @@ fn typed_array(data: &JsValue) -> Result<Option<HostData>> {
     }
     if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
         return Ok(one_dim(a.to_vec(), DType::Uint32));
-    }
-    if let Some(a) = data.dyn_ref::<js_sys::Float64Array>() {
-        return Ok(one_dim(
-            numbers_to_words(&a.to_vec(), DType::Float32),
-            DType::Float32,
-        ));
     }
     if let Some(a) = data.dyn_ref::<js_sys::Int16Array>() {
         return Ok(one_dim(

@@ -6,11 +6,12 @@ use wasm_bindgen::prelude::*;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::js::data::{from_js, numbers_to_words, with_dtype};
+use crate::js::data::{from_js, numbers_to_words};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
-use crate::js::options::{Options, axes_of, integers_of, shape_of};
-use crate::js::stream::default_op_stream;
+use crate::js::options::{
+    Options, STREAM, axes_of, count_of, describe, integers_of, shape_of, trailing_options,
+};
 use crate::ops;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::stream::Stream;
@@ -23,24 +24,25 @@ pub fn array(data: JsValue, opts: JsValue) -> JsResult<NdArray> {
 }
 
 fn make_array(data: &JsValue, opts: &JsValue) -> Result<Array> {
-    let opts = Options::parse("array", opts)?;
-    let mut host = from_js(data)?;
-    if let Some(dtype) = opts.dtype()? {
-        host = with_dtype(host, dtype);
-    }
+    let opts = Options::parse("array", opts, &["shape", "dtype"]).map_err(|e| match e {
+        Error::Value(m) if m.contains("\"stream\"") => Error::Value(format!(
+            "{m} (an array's data has no fixed place: it moves to the device of each op that \
+             reads it, so array() takes no stream)"
+        )),
+        other => other,
+    })?;
+    let host = from_js(data, opts.dtype()?)?;
     let shape = opts.shape()?.unwrap_or(host.shape);
     Array::from_words(host.words, &shape, host.dtype)
 }
 
-/// `opts.stream`, or the default device.
-pub(crate) fn device_option(op: &'static str, opts: &JsValue) -> Result<Stream> {
-    Ok(Options::parse(op, opts)?
-        .stream()?
-        .unwrap_or_else(default_op_stream))
+/// The stream of an op whose only option is `stream`.
+pub(crate) fn stream_option(op: &'static str, opts: &JsValue) -> Result<Stream> {
+    Options::parse(op, opts, STREAM)?.stream()
 }
 
 pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
-    let device = js(device_option(op.name(), opts))?;
+    let device = js(stream_option(op.name(), opts))?;
     js(ops::unary(op, &x.array()?, device)).map(NdArray::new)
 }
 
@@ -60,7 +62,7 @@ impl Arg<'_> {
 }
 
 pub(crate) fn binary_op(op: BinaryOp, a: Arg, b: Arg, opts: &JsValue) -> JsResult<NdArray> {
-    let device = js(device_option(op.name(), opts))?;
+    let device = js(stream_option(op.name(), opts))?;
     let (a, b) = js(operands(op.name(), &a, &b))?;
     js(ops::binary(op, &a, &b, device)).map(NdArray::new)
 }
@@ -153,7 +155,7 @@ with_elementwise_ops!(elementwise_functions);
 /// `where(cond, x, y, opts?)`: x where cond is true, else y, all broadcast together.
 #[wasm_bindgen(js_name = "where")]
 pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("where", &opts))?;
+    let device = js(stream_option("where", &opts))?;
     js(ops::where_(
         &cond.array()?,
         &x.array()?,
@@ -163,30 +165,51 @@ pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResu
     .map(NdArray::new)
 }
 
-/// `clip(x, lo, hi, opts?)`: `lo` and `hi` are numbers or `null` (no bound), converted to
-/// `x`'s dtype as MLX converts Python scalars.
+/// `clip(x, lo, hi, opts?)`: each bound is an NDArray (broadcast against `x`, as MLX does), a
+/// number (converted to `x`'s dtype as MLX converts Python scalars) or `null` for none; at
+/// most one may be `null`.
 #[wasm_bindgen]
-pub fn clip(x: &NdArray, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("clip", &opts))?;
-    let bound = |v: &JsValue| js(scalar_like("clip", v, x.array()?.dtype()));
-    let (lo, hi) = (bound(&lo)?, bound(&hi)?);
-    js(ops::clip(&x.array()?, lo.as_ref(), hi.as_ref(), device)).map(NdArray::new)
+pub fn clip(
+    x: &NdArray,
+    #[wasm_bindgen(unchecked_param_type = "NDArray | number | null")] lo: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "NDArray | number | null")] hi: JsValue,
+    opts: JsValue,
+) -> JsResult<NdArray> {
+    let x = x.array()?;
+    js(clip_array(&x, &lo, &hi, &opts)).map(NdArray::new)
 }
 
-fn scalar_like(op: &str, value: &JsValue, dtype: DType) -> Result<Option<Array>> {
+fn clip_array(x: &Array, lo: &JsValue, hi: &JsValue, opts: &JsValue) -> Result<Array> {
+    let device = stream_option("clip", opts)?;
+    let (lo, hi) = (clip_bound(lo, x.dtype())?, clip_bound(hi, x.dtype())?);
+    if lo.is_none() && hi.is_none() {
+        return Err(Error::Value(
+            "clip: at most one of lo and hi may be null".into(),
+        ));
+    }
+    ops::clip(x, lo.as_ref(), hi.as_ref(), device)
+}
+
+fn clip_bound(value: &JsValue, dtype: DType) -> Result<Option<Array>> {
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
-    let x = value
-        .as_f64()
-        .ok_or_else(|| Error::Value(format!("{op}: a bound must be a number or null")))?;
+    if crate::js::ndarray::handle_of(value).is_some() {
+        return NdArray::from_js("clip", value).map(Some);
+    }
+    let x = value.as_f64().ok_or_else(|| {
+        Error::Value(format!(
+            "clip: a bound must be an NDArray, a number or null, got {}",
+            describe(value)
+        ))
+    })?;
     Array::from_words(numbers_to_words(&[x], dtype), &[], dtype).map(Some)
 }
 
 /// `astype(x, dtype, opts?)`.
 #[wasm_bindgen]
 pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("astype", &opts))?;
+    let device = js(stream_option("astype", &opts))?;
     let dtype =
         js(DType::parse(dtype).map_err(|e| Error::DType(format!("astype: {}", e.message()))))?;
     Ok(NdArray::new(ops::astype(&x.array()?, dtype, device)))
@@ -195,7 +218,7 @@ pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
 /// `reshape(x, shape, opts?)`; one size may be -1.
 #[wasm_bindgen]
 pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("reshape", &opts))?;
+    let device = js(stream_option("reshape", &opts))?;
     let shape = js(integers_of("reshape", "the shape", &shape))?;
     js(ops::reshape(&x.array()?, &shape, device)).map(NdArray::new)
 }
@@ -203,37 +226,39 @@ pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> 
 /// `transpose(x, axes?, opts?)`; without axes, reverses them.
 #[wasm_bindgen]
 pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("transpose", &opts))?;
-    let axes = if axes.is_undefined() || axes.is_null() {
-        None
-    } else {
-        Some(js(axes_of("transpose", &axes))?)
-    };
-    js(ops::transpose(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
+    js(transpose_args(&axes, &opts)).and_then(|(axes, device)| {
+        js(ops::transpose(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
+    })
+}
+
+fn transpose_args(axes: &JsValue, opts: &JsValue) -> Result<(Option<Vec<isize>>, Stream)> {
+    let ([axes], opts) = trailing_options("transpose", [axes], opts)?;
+    let axes = axes.map(|a| axes_of("transpose", "axes", a)).transpose()?;
+    Ok((axes, stream_option("transpose", opts)?))
 }
 
 /// `expandDims(x, axis, opts?)`: `axis` is a number or a list.
 #[wasm_bindgen(js_name = expandDims)]
 pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("expandDims", &opts))?;
-    let axes = js(axes_of("expandDims", &axis))?;
+    let device = js(stream_option("expandDims", &opts))?;
+    let axes = js(axes_of("expandDims", "axis", &axis))?;
     js(ops::expand_dims(&x.array()?, &axes, device)).map(NdArray::new)
 }
 
 /// `squeeze(x, {axis?, stream?})`.
 #[wasm_bindgen]
 pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let parsed = js(Options::parse("squeeze", &opts))?;
-    let device = js(parsed.stream())?.unwrap_or_else(default_op_stream);
-    let axes = js(parsed.axes())?;
+    let parsed = js(Options::parse("squeeze", &opts, &["axis", "stream"]))?;
+    let device = js(parsed.stream())?;
+    let axes = js(parsed.axis())?;
     js(ops::squeeze(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `broadcastTo(x, shape, opts?)`.
 #[wasm_bindgen(js_name = broadcastTo)]
 pub fn broadcast_to(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("broadcastTo", &opts))?;
-    let shape = js(shape_of("broadcastTo", &shape))?;
+    let device = js(stream_option("broadcastTo", &opts))?;
+    let shape = js(shape_of("broadcastTo", "the shape", &shape))?;
     js(ops::broadcast_to(&x.array()?, &shape, device)).map(NdArray::new)
 }
 
@@ -246,14 +271,7 @@ pub fn slice(
     strides: JsValue,
     opts: JsValue,
 ) -> JsResult<NdArray> {
-    let device = js(device_option("slice", &opts))?;
-    let start = js(integers_of("slice", "start", &start))?;
-    let stop = js(integers_of("slice", "stop", &stop))?;
-    let strides = if strides.is_undefined() || strides.is_null() {
-        None
-    } else {
-        Some(js(integers_of("slice", "strides", &strides))?)
-    };
+    let (start, stop, strides, device) = js(slice_args(&start, &stop, &strides, &opts))?;
     js(ops::slice(
         &x.array()?,
         &start,
@@ -264,25 +282,47 @@ pub fn slice(
     .map(NdArray::new)
 }
 
+type SliceArgs = (Vec<isize>, Vec<isize>, Option<Vec<isize>>, Stream);
+
+fn slice_args(
+    start: &JsValue,
+    stop: &JsValue,
+    strides: &JsValue,
+    opts: &JsValue,
+) -> Result<SliceArgs> {
+    let ([strides], opts) = trailing_options("slice", [strides], opts)?;
+    Ok((
+        integers_of("slice", "start", start)?,
+        integers_of("slice", "stop", stop)?,
+        strides
+            .map(|s| integers_of("slice", "strides", s))
+            .transpose()?,
+        stream_option("slice", opts)?,
+    ))
+}
+
 /// `flatten(x, opts?)`.
 #[wasm_bindgen]
 pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("flatten", &opts))?;
+    let device = js(stream_option("flatten", &opts))?;
     Ok(NdArray::new(ops::flatten(&x.array()?, device)))
 }
 
-/// `opts.axis` (a number or a list; all axes when absent), `opts.keepdims` and the device.
+/// The options of a reduction.
+const REDUCTION: &[&str] = &["axis", "keepdims", "stream"];
+
+/// `opts.axis` (a number or a list; all axes when absent), `opts.keepdims` and the stream.
 fn reduction_options(
     op: &'static str,
     opts: &JsValue,
+    keys: &[&str],
 ) -> Result<(Option<Vec<isize>>, bool, Stream)> {
-    let parsed = Options::parse(op, opts)?;
-    let device = parsed.stream()?.unwrap_or_else(default_op_stream);
-    Ok((parsed.axes()?, parsed.flag("keepdims")?, device))
+    let parsed = Options::parse(op, opts, keys)?;
+    Ok((parsed.axis()?, parsed.flag("keepdims")?, parsed.stream()?))
 }
 
 pub(crate) fn reduce_op(op: ReduceOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
-    let (axes, keepdims, device) = js(reduction_options(op.name(), opts))?;
+    let (axes, keepdims, device) = js(reduction_options(op.name(), opts, REDUCTION))?;
     js(ops::reduce(
         op,
         &x.array()?,
@@ -321,14 +361,14 @@ with_reductions!(reduction_functions);
 /// `mean(x, {axis?, keepdims?, stream?})`: `float32` for every dtype.
 #[wasm_bindgen]
 pub fn mean(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let (axes, keepdims, device) = js(reduction_options("mean", &opts))?;
+    let (axes, keepdims, device) = js(reduction_options("mean", &opts, REDUCTION))?;
     js(ops::mean(&x.array()?, axes.as_deref(), keepdims, device)).map(NdArray::new)
 }
 
 /// `logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.
 #[wasm_bindgen]
 pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts))?;
+    let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts, REDUCTION))?;
     js(ops::logsumexp(
         &x.array()?,
         axes.as_deref(),
@@ -341,34 +381,37 @@ pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 /// `softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.
 #[wasm_bindgen]
 pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let (axes, _, device) = js(reduction_options("softmax", &opts))?;
+    let (axes, _, device) = js(reduction_options("softmax", &opts, &["axis", "stream"]))?;
     js(ops::softmax(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `matmul(a, b, opts?)`: batched, with broadcasting of batch axes; float32.
 #[wasm_bindgen]
 pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(device_option("matmul", &opts))?;
+    let device = js(stream_option("matmul", &opts))?;
     js(ops::matmul(&a.array()?, &b.array()?, device)).map(NdArray::new)
 }
 
 /// A creation op's `opts.dtype` (or `default`) and `opts.stream` (or the default stream).
 fn creation_options(op: &'static str, opts: &JsValue, default: DType) -> Result<(DType, Stream)> {
-    let parsed = Options::parse(op, opts)?;
+    let parsed = Options::parse(op, opts, &["dtype", "stream"])?;
     let dtype = parsed.dtype()?.unwrap_or(default);
-    Ok((dtype, parsed.stream()?.unwrap_or_else(default_op_stream)))
+    Ok((dtype, parsed.stream()?))
 }
 
 fn number(op: &str, what: &str, value: &JsValue) -> Result<f64> {
-    value
-        .as_f64()
-        .ok_or_else(|| Error::Value(format!("{op}: {what} must be a number")))
+    value.as_f64().ok_or_else(|| {
+        Error::Value(format!(
+            "{op}: {what} must be a number, got {}",
+            describe(value)
+        ))
+    })
 }
 
 /// `zeros(shape, {dtype?, stream?})`.
 #[wasm_bindgen]
 pub fn zeros(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let shape = js(shape_of("zeros", &shape))?;
+    let shape = js(shape_of("zeros", "the shape", &shape))?;
     let (dtype, stream) = js(creation_options("zeros", &opts, DType::Float32))?;
     js(ops::zeros(&shape, dtype, stream)).map(NdArray::new)
 }
@@ -376,7 +419,7 @@ pub fn zeros(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
 /// `ones(shape, {dtype?, stream?})`.
 #[wasm_bindgen]
 pub fn ones(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let shape = js(shape_of("ones", &shape))?;
+    let shape = js(shape_of("ones", "the shape", &shape))?;
     let (dtype, stream) = js(creation_options("ones", &opts, DType::Float32))?;
     js(ops::ones(&shape, dtype, stream)).map(NdArray::new)
 }
@@ -384,7 +427,7 @@ pub fn ones(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
 /// `full(shape, value, {dtype?, stream?})`: `float32` for a number and `bool` for a boolean by default.
 #[wasm_bindgen]
 pub fn full(shape: JsValue, value: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let shape = js(shape_of("full", &shape))?;
+    let shape = js(shape_of("full", "the shape", &shape))?;
     let (x, default) = match value.as_bool() {
         Some(b) => (f64::from(u8::from(b)), DType::Bool),
         None => (js(number("full", "the value", &value))?, DType::Float32),
@@ -397,35 +440,39 @@ pub fn full(shape: JsValue, value: JsValue, opts: JsValue) -> JsResult<NdArray> 
 /// An options object may stand in place of any omitted trailing argument.
 #[wasm_bindgen]
 pub fn arange(start: JsValue, stop: JsValue, step: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let is_number = |v: &JsValue| v.as_f64().is_some();
-    let args: Vec<&JsValue> = [&start, &stop, &step]
-        .into_iter()
-        .take_while(|v| is_number(v))
-        .collect();
-    let opts = [&start, &stop, &step, &opts]
-        .into_iter()
-        .find(|v| !is_number(v) && !v.is_undefined())
-        .cloned()
-        .unwrap_or(JsValue::UNDEFINED);
-    let n = |v: &JsValue| v.as_f64().unwrap_or_default();
-    let (a, b, s) = match args.as_slice() {
-        [stop] => (0.0, n(stop), 1.0),
-        [start, stop] => (n(start), n(stop), 1.0),
-        [start, stop, step] => (n(start), n(stop), n(step)),
+    js(arange_args(&start, &stop, &step, &opts))
+        .and_then(|(a, b, s, dtype, stream)| js(ops::arange(a, b, s, dtype, stream)))
+        .map(NdArray::new)
+}
+
+fn arange_args(
+    start: &JsValue,
+    stop: &JsValue,
+    step: &JsValue,
+    opts: &JsValue,
+) -> Result<(f64, f64, f64, DType, Stream)> {
+    let ([start, stop, step], opts) = trailing_options("arange", [start, stop, step], opts)?;
+    let n = |what, v: Option<&JsValue>| v.map(|v| number("arange", what, v)).transpose();
+    let (start, stop, step) = (n("start", start)?, n("stop", stop)?, n("step", step)?);
+    let (a, b, s) = match (start, stop, step) {
+        (Some(stop), None, None) => (0.0, stop, 1.0),
+        (Some(start), Some(stop), step) => (start, stop, step.unwrap_or(1.0)),
         _ => {
-            return Err(crate::js::error::to_js(Error::Value(
+            return Err(Error::Value(
                 "arange: needs a stop, or a start and a stop".into(),
-            )));
+            ));
         }
     };
-    let (dtype, stream) = js(creation_options("arange", &opts, DType::Float32))?;
-    js(ops::arange(a, b, s, dtype, stream)).map(NdArray::new)
+    let (dtype, stream) = creation_options("arange", opts, DType::Float32)?;
+    Ok((a, b, s, dtype, stream))
 }
 
 /// `linspace(start, stop, num, {dtype?, stream?})`: `num` values from start to stop, both included.
 #[wasm_bindgen]
-pub fn linspace(start: f64, stop: f64, num: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let count = js(shape_of("linspace", &js_sys::Array::of1(&num).into()))?[0];
+pub fn linspace(start: JsValue, stop: JsValue, num: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    let start = js(number("linspace", "start", &start))?;
+    let stop = js(number("linspace", "stop", &stop))?;
+    let count = js(count_of("linspace", "num", &num))?;
     let (dtype, stream) = js(creation_options("linspace", &opts, DType::Float32))?;
     js(ops::linspace(start, stop, count, dtype, stream)).map(NdArray::new)
 }
@@ -433,7 +480,7 @@ pub fn linspace(start: f64, stop: f64, num: JsValue, opts: JsValue) -> JsResult<
 /// `eye(n, {dtype?, stream?})`: the identity matrix.
 #[wasm_bindgen]
 pub fn eye(n: JsValue, opts: JsValue) -> JsResult<NdArray> {
-    let n = js(shape_of("eye", &js_sys::Array::of1(&n).into()))?[0];
+    let n = js(count_of("eye", "n", &n))?;
     let (dtype, stream) = js(creation_options("eye", &opts, DType::Float32))?;
     js(ops::eye(n, dtype, stream)).map(NdArray::new)
 }
@@ -451,9 +498,9 @@ fn arrays_of(op: &str, list: &JsValue) -> Result<Vec<Array>> {
 
 /// `opts.axis` as one axis (default 0) and the device.
 fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Stream)> {
-    let parsed = Options::parse(op, opts)?;
-    let device = parsed.stream()?.unwrap_or_else(default_op_stream);
-    let axis = match parsed.axes()?.as_deref() {
+    let parsed = Options::parse(op, opts, &["axis", "stream"])?;
+    let device = parsed.stream()?;
+    let axis = match parsed.axis()?.as_deref() {
         None => 0,
         Some([axis]) => *axis,
         Some(_) => return Err(Error::Value(format!("{op}: opts.axis must be one axis"))),

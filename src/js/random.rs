@@ -6,12 +6,10 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
-use crate::cpu::random::derive_key;
 use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, shape_of};
-use crate::js::stream::default_op_stream;
 use crate::ops;
 use crate::stream::Stream;
 
@@ -41,23 +39,17 @@ fn next_key(opts: &Options, op: &str) -> Result<[u32; 2]> {
             .ok_or_else(|| {
                 Error::Value(format!("{op}: opts.key must be a non-negative integer"))
             })?;
-        return Ok(derive_key(k as u64, 0));
+        return Ok(ops::random::key_from_seed(k as u64, 0));
     }
     Ok(STATE.with(|s| {
         let (seed, calls) = s.get().unwrap_or_else(|| (js_sys::Date::now() as u64, 0));
         s.set(Some((seed, calls.wrapping_add(1))));
-        derive_key(seed, calls)
+        ops::random::key_from_seed(seed, calls)
     }))
 }
 
-fn param(opts: &Options, op: &str, key: &'static str, default: f32) -> Result<f32> {
-    match opts.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .as_f64()
-            .map(|x| x as f32)
-            .ok_or_else(|| Error::Value(format!("{op}: opts.{key} must be a number"))),
-    }
+fn param(opts: &Options, key: &'static str, default: f32) -> Result<f32> {
+    Ok(opts.number(key)?.map_or(default, |x| x as f32))
 }
 
 struct Request {
@@ -74,8 +66,9 @@ fn request(
     opts: &JsValue,
     names: [(&'static str, f32); 2],
 ) -> Result<Request> {
-    let shape = shape_of(op, shape)?;
-    let opts = Options::parse(op, opts)?;
+    let shape = shape_of(op, "the shape", shape)?;
+    let keys = [names[0].0, names[1].0, "dtype", "key", "stream"];
+    let opts = Options::parse(op, opts, &keys)?;
     if let Some(dtype) = opts.dtype()?.filter(|d| !d.is_float()) {
         return Err(Error::DType(format!(
             "{op}: only float32 is supported, got {}",
@@ -85,9 +78,9 @@ fn request(
     Ok(Request {
         shape,
         key: next_key(&opts, op)?,
-        device: opts.stream()?.unwrap_or_else(default_op_stream),
-        a: param(&opts, op, names[0].0, names[0].1)?,
-        b: param(&opts, op, names[1].0, names[1].1)?,
+        device: opts.stream()?,
+        a: param(&opts, names[0].0, names[0].1)?,
+        b: param(&opts, names[1].0, names[1].1)?,
     })
 }
 

@@ -99,7 +99,14 @@ fn start(options: RuntimeOptions) -> js_sys::Promise {
 }
 
 fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
-    let opts = Options::parse("initRuntime", opts)?;
+    let keys = [
+        "powerPreference",
+        "requireGpu",
+        "memoryLimit",
+        "cacheLimit",
+        "defaultDevice",
+    ];
+    let opts = Options::parse("initRuntime", opts, &keys)?;
     let power_preference = match opts.string("powerPreference")?.as_deref() {
         None => wgpu::PowerPreference::None,
         Some("low-power") => wgpu::PowerPreference::LowPower,

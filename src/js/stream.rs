@@ -164,12 +164,12 @@ pub fn set_dispatches_per_submit(count: f64) -> JsResult<()> {
             "setDispatchesPerSubmit: need a whole number from 1 to 1024, got {count}"
         ))));
     }
-    crate::gpu::encoder::set_dispatches_per_submit(count as usize);
+    crate::runtime::set_dispatches_per_submit(count as usize);
     Ok(())
 }
 
 /// The most GPU dispatches one submit carries.
 #[wasm_bindgen(js_name = dispatchesPerSubmit)]
 pub fn dispatches_per_submit() -> u32 {
-    crate::gpu::encoder::dispatches_per_submit() as u32
+    crate::runtime::dispatches_per_submit() as u32
 }

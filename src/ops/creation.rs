@@ -3,28 +3,15 @@
 //! in wasm on the CPU (`cpu/fill.rs`), so nothing is built before it is needed.
 
 use crate::array::Array;
-use crate::cpu::cast::from_number;
 use crate::dtype::DType;
+use crate::dtype::convert::from_number;
 use crate::error::{Error, Result};
 use crate::primitive::{Fill, Primitive};
-use crate::shape::fmt_shape;
+use crate::shape::{MAX_ELEMENTS, checked_size};
 use crate::stream::Stream;
 
-/// The most elements an array may have: its bytes must be countable in 32 bits on wasm32 and
-/// in 53 bits (a JS number) everywhere.
-const MAX_ELEMENTS: u64 = (1 << 51) / 4;
-
 fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> Result<Array> {
-    let count = shape
-        .iter()
-        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
-        .filter(|&n| n <= MAX_ELEMENTS && usize::try_from(n * 4).is_ok());
-    if count.is_none() {
-        return Err(Error::MemoryLimit(format!(
-            "{op}: an array of shape {} has more bytes than this device can address",
-            fmt_shape(shape)
-        )));
-    }
+    checked_size(op, shape)?;
     let primitive = Primitive::Fill(fill);
     Ok(Array::from_primitive(
         primitive,
@@ -37,16 +24,20 @@ fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> 
 
 /// An array of `shape` filled with `value`.
 pub fn full(shape: &[usize], value: f64, dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
-    let fill = Fill::Constant(from_number(value, dtype));
-    node("full", fill, shape, dtype, stream.into())
+    constant("full", shape, value, dtype, stream.into())
 }
 
 pub fn zeros(shape: &[usize], dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
-    full(shape, 0.0, dtype, stream)
+    constant("zeros", shape, 0.0, dtype, stream.into())
 }
 
 pub fn ones(shape: &[usize], dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
-    full(shape, 1.0, dtype, stream)
+    constant("ones", shape, 1.0, dtype, stream.into())
+}
+
+fn constant(op: &str, shape: &[usize], value: f64, dtype: DType, stream: Stream) -> Result<Array> {
+    let fill = Fill::Constant(from_number(value, dtype));
+    node(op, fill, shape, dtype, stream)
 }
 
 /// `start, start + step, …` up to but excluding `stop`.

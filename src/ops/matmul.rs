@@ -6,7 +6,7 @@ use crate::dtype::{DType, promote};
 use crate::error::{Error, Result};
 use crate::ops::{broadcast_to, reshape};
 use crate::primitive::Primitive;
-use crate::shape::{broadcast_shapes, fmt_shape};
+use crate::shape::{broadcast_shapes, checked_size, fmt_shape};
 use crate::stream::Stream;
 
 /// The matrix product `a @ b`, batched over leading axes; float32 only, as in MLX.
@@ -58,6 +58,7 @@ pub fn matmul(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> 
     }
     let batch = broadcast_shapes("matmul", &a2.shape()[..ra - 2], &b2.shape()[..rb - 2])?;
     let with = |tail: [usize; 2]| [batch.clone(), tail.to_vec()].concat();
+    checked_size("matmul", &with([m, n]))?;
     let a3 = cast_and_broadcast(&a2, &with([m, k]), stream)?;
     let b3 = cast_and_broadcast(&b2, &with([k, n]), stream)?;
     let out = Array::from_primitive(Primitive::Matmul, vec![a3, b3], with([m, n]), dtype, stream);

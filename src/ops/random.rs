@@ -6,7 +6,21 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::primitive::{Distribution, Primitive};
+use crate::shape::checked_size;
 use crate::stream::Stream;
+
+/// The key of call number `call` under `seed`: successive calls under one seed get independent
+/// keys, and the same seed replays the same sequence (how `randomSeed` works).
+pub fn key_from_seed(seed: u64, call: u32) -> [u32; 2] {
+    crate::cpu::random::derive_key(seed, call)
+}
+
+fn op_name(distribution: &Distribution) -> &'static str {
+    match distribution {
+        Distribution::Uniform { .. } => "randomUniform",
+        Distribution::Normal { .. } => "randomNormal",
+    }
+}
 
 fn random(
     shape: &[usize],
@@ -43,6 +57,7 @@ pub fn uniform(
         low: low.to_bits(),
         high: high.to_bits(),
     };
+    checked_size(op_name(&distribution), shape)?;
     Ok(random(shape, key, distribution, stream))
 }
 
@@ -64,5 +79,6 @@ pub fn normal(
         loc: loc.to_bits(),
         scale: scale.to_bits(),
     };
+    checked_size(op_name(&distribution), shape)?;
     Ok(random(shape, key, distribution, stream))
 }

@@ -6,7 +6,7 @@ use crate::dtype::promote;
 use crate::error::{Error, Result};
 use crate::primitive::{Primitive, View};
 use crate::shape::{
-    broadcast_shapes, fmt_shape, normalize_axes, normalize_axis, normalize_slice_axis, numel,
+    broadcast_shapes, checked_size, fmt_shape, normalize_axes, normalize_axis, normalize_slice_axis,
 };
 use crate::stream::Stream;
 
@@ -24,11 +24,11 @@ fn view(x: &Array, view: View, shape: Vec<usize>, stream: impl Into<Stream>) -> 
 /// `x` with `shape`; one entry may be -1 and is inferred.
 pub fn reshape(x: &Array, shape: &[isize], stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();
+    // Saturating: a product past usize matches no element count, and fails below.
     let known: usize = shape
         .iter()
         .filter(|&&d| d >= 0)
-        .map(|&d| d as usize)
-        .product();
+        .fold(1usize, |n, &d| n.saturating_mul(d as usize));
     let inferred = shape.iter().filter(|&&d| d == -1).count();
     let bad = |why: &str| {
         Error::Shape(format!(
@@ -57,7 +57,7 @@ pub fn reshape(x: &Array, shape: &[isize], stream: impl Into<Stream>) -> Result<
     } else {
         shape.iter().map(|&d| d as usize).collect()
     };
-    if numel(&new_shape) != x.size() {
+    if checked_size("reshape", &new_shape).ok() != Some(x.size()) {
         return Err(bad("the element counts differ"));
     }
     Ok(view(x, View::Reshape, new_shape, stream))
@@ -132,7 +132,11 @@ pub fn squeeze(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> 
 /// `x` repeated along axes to `shape`, by NumPy's broadcasting rules.
 pub fn broadcast_to(x: &Array, shape: &[usize], stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();
-    let fits = broadcast_shapes("broadcastTo", x.shape(), shape).is_ok_and(|s| s == shape);
+    let fits = match broadcast_shapes("broadcastTo", x.shape(), shape) {
+        Ok(broadcast) => broadcast == shape,
+        Err(too_large @ Error::MemoryLimit(_)) => return Err(too_large),
+        Err(_) => false,
+    };
     if !fits {
         return Err(Error::Shape(format!(
             "broadcastTo: shape {} cannot be broadcast to {}",
@@ -198,9 +202,11 @@ pub fn concatenate(arrays: &[Array], axis: isize, stream: impl Into<Stream>) -> 
                 fmt_shape(first.shape())
             )));
         }
-        shape[axis] += x.shape()[axis];
+        shape[axis] = shape[axis].saturating_add(x.shape()[axis]);
         dtype = promote(dtype, x.dtype());
     }
+    // Broadcast views hold no memory, so their sum may be past what any array can hold.
+    checked_size("concatenate", &shape)?;
     let primitive = Primitive::Concatenate(axis);
     Ok(Array::from_primitive(
         primitive,

@@ -72,9 +72,9 @@ pub fn stat(key: &str) -> f64 {
         .unwrap_or_else(|| panic!("memoryStats() has no key {key}"))
 }
 
-pub fn float_array(values: &[f32], stream: JsValue) -> NdArray {
+pub fn float_array(values: &[f32]) -> NdArray {
     let data = Float32Array::from(values);
-    array(data.into(), options(&[("stream", stream)])).unwrap()
+    array(data.into(), JsValue::UNDEFINED).unwrap()
 }
 
 pub fn on(stream: &str) -> JsValue {

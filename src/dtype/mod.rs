@@ -1,5 +1,7 @@
 //! Element types, their sizes, and MLX's promotion rules restricted to tandem's dtypes.
 
+pub mod convert;
+
 use crate::error::{Error, Result};
 
 /// The element type of an array.
