@@ -78,9 +78,16 @@ fn reductions_of_nothing_give_mlx_identities() {
             check_empty(&runtime, &format!("{op:?} axis 0"), &fine, &[0]);
         }
         let mean = ops::mean(&x, Some(&[1]), false, device).unwrap();
-        assert!(floats(&runtime, &mean).iter().all(|v| v.is_nan()), "{device:?}");
+        assert!(
+            floats(&runtime, &mean).iter().all(|v| v.is_nan()),
+            "{device:?}"
+        );
         let lse = ops::logsumexp(&x, Some(&[1]), false, device).unwrap();
-        assert_eq!(floats(&runtime, &lse), vec![f32::NEG_INFINITY; 2], "{device:?}");
+        assert_eq!(
+            floats(&runtime, &lse),
+            vec![f32::NEG_INFINITY; 2],
+            "{device:?}"
+        );
         let soft = ops::softmax(&x, Some(&[1]), device).unwrap();
         check_empty(&runtime, "softmax", &soft, &[2, 0]);
     }
