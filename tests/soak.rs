@@ -92,7 +92,7 @@ fn a_hundred_thousand_ops_leave_no_bytes_behind() {
     for round in 0..OPS / ROUND {
         let mut run_round = || -> Result<(), Error> {
             for _ in 0..ROUND {
-                let device = if rng.next_u32() % 2 == 0 {
+                let device = if rng.next_u32().is_multiple_of(2) {
                     Device::Cpu
                 } else {
                     Device::Gpu
