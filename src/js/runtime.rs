@@ -40,7 +40,24 @@ pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     if let Some(limit) = options.cache_limit {
         crate::memory::allocator::set_cache_limit(limit);
     }
-    Ok(start(options))
+    let require_gpu = options.require_gpu;
+    let started = start(options);
+    if !require_gpu {
+        return Ok(started);
+    }
+    // The page's runtime may already run without a GPU (an earlier call did not require one):
+    // requireGpu still means what it says.
+    Ok(future_to_promise(async move {
+        let info = JsFuture::from(started).await?;
+        match js_sys::Reflect::get(&info, &"gpu".into()) {
+            Ok(gpu) if gpu.is_truthy() => Ok(info),
+            _ => Err(to_js(Error::Device(
+                "initRuntime: requireGpu is set but the page's runtime has no GPU (WebGPU is \
+                 unavailable, or an earlier initRuntime started without one)"
+                    .into(),
+            ))),
+        }
+    }))
 }
 
 /// The runtime, starting one with default options if the page has not.

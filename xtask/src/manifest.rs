@@ -44,11 +44,25 @@ impl Manifest {
 
     /// `webdriver.json` for `wasm-pack test`, carrying the browser flags.
     pub fn webdriver_json(&self) -> String {
-        let config = serde_json::json!({
-            "goog:chromeOptions": { "args": self.browser_flags }
-        });
-        serde_json::to_string_pretty(&config).expect("a JSON value serializes") + "\n"
+        webdriver_json(&self.browser_flags)
     }
+
+    /// The same browser without WebGPU: the flag that turns it on in headless Chromium on
+    /// Linux is left out.
+    pub fn webdriver_json_without_webgpu(&self) -> String {
+        let flags: Vec<String> = self
+            .browser_flags
+            .iter()
+            .filter(|flag| *flag != "--enable-unsafe-webgpu")
+            .cloned()
+            .collect();
+        webdriver_json(&flags)
+    }
+}
+
+fn webdriver_json(flags: &[String]) -> String {
+    let config = serde_json::json!({ "goog:chromeOptions": { "args": flags } });
+    serde_json::to_string_pretty(&config).expect("a JSON value serializes") + "\n"
 }
 
 fn value<'a>(table: &'a Table, section: &str, key: &str) -> Result<&'a toml::Value, String> {

@@ -48,19 +48,18 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
         tally,
     )?;
     step("browser tests (headless Chromium, WebGPU)");
-    std::fs::write(root().join("webdriver.json"), manifest.webdriver_json())
-        .map_err(|e| format!("cannot write webdriver.json: {e}"))?;
-    run_tests(
-        Command::new("wasm-pack")
-            .current_dir(root())
-            .args(["test", "--headless", "--chrome"])
-            // The runner's limit covers a whole test binary, 20 s by default: too little for
-            // the golden cases and kernel compiles on a software adapter.
-            .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
-            .arg("--chromedriver")
-            .arg(&manifest.chromedriver),
+    write_webdriver_json(&manifest.webdriver_json())?;
+    run_tests(&mut wasm_pack_test(manifest), tally)?;
+    step("browser tests without WebGPU (headless Chromium, no WebGPU flag)");
+    write_webdriver_json(&manifest.webdriver_json_without_webgpu())?;
+    let outcome = run_tests(
+        wasm_pack_test(manifest)
+            .args(["--test", "web_no_gpu"])
+            .env("TANDEM_EXPECT_NO_WEBGPU", "1"),
         tally,
-    )?;
+    );
+    write_webdriver_json(&manifest.webdriver_json())?;
+    outcome?;
     step("demo page (built package, headless Chromium)");
     package::build(manifest)?;
     match demo::run_page(
@@ -79,6 +78,25 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
             Err(e)
         }
     }
+}
+
+fn wasm_pack_test(manifest: &Manifest) -> Command {
+    let mut command = Command::new("wasm-pack");
+    command
+        .current_dir(root())
+        .args(["test", "--headless", "--chrome"])
+        // The runner's limit covers a whole test binary, 20 s by default: too little for the
+        // golden cases and kernel compiles on a software adapter.
+        .env("WASM_BINDGEN_TEST_TIMEOUT", "600")
+        .arg("--chromedriver")
+        .arg(&manifest.chromedriver);
+    command
+}
+
+/// wasm-pack reads the browser's flags from webdriver.json in the crate's root.
+fn write_webdriver_json(text: &str) -> Result<(), String> {
+    std::fs::write(root().join("webdriver.json"), text)
+        .map_err(|e| format!("cannot write webdriver.json: {e}"))
 }
 
 fn step(name: &str) {

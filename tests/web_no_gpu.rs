@@ -1,0 +1,91 @@
+//! The runtime without WebGPU. `cargo xtask test` runs this file twice: with the other browser
+//! tests (WebGPU on), and in a Chromium started without `--enable-unsafe-webgpu`, built with
+//! `TANDEM_EXPECT_NO_WEBGPU=1`. Either way a program gives the same results on both devices,
+//! and `initRuntime` says whether the `gpu` device is a GPU.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+use tandem::js::ops::{array, exp, matmul, softmax, sum};
+use tandem::js::runtime::init_runtime;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+mod web_common;
+
+use web_common::*;
+
+/// Whether this build runs in a browser started without WebGPU.
+fn expect_no_webgpu() -> bool {
+    option_env!("TANDEM_EXPECT_NO_WEBGPU").is_some()
+}
+
+async fn program(stream: &str) -> Vec<f32> {
+    let x = array(
+        floats(&[0.5, -1.0, 2.0, 0.25, 3.0, -2.0]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    let w = array(
+        floats(&[1.0, 0.0, -1.0, 2.0, 0.5, 1.5]),
+        options(&[("shape", floats(&[3.0, 2.0]))]),
+    )
+    .unwrap();
+    let y = matmul(&x, &w, on(stream)).unwrap();
+    let e = exp(&y, on(stream)).unwrap();
+    let s = softmax(
+        &e,
+        options(&[("axis", (-1).into()), ("stream", stream.into())]),
+    )
+    .unwrap();
+    let total = sum(&s, on(stream)).unwrap();
+    let mut out = to_vec(&s).await;
+    out.extend(to_vec(&total).await);
+    out
+}
+
+#[wasm_bindgen_test]
+async fn the_gpu_device_is_the_cpu_without_webgpu_and_results_agree() {
+    let info = runtime_info().await;
+    let gpu = get(&info, "gpu").as_bool().unwrap();
+    assert_eq!(gpu, !expect_no_webgpu(), "RuntimeInfo.gpu");
+    if !gpu {
+        assert!(get(&info, "adapter").is_null());
+        assert!(get(&info, "matmul").is_null());
+        let default = get(&info, "defaultDevice");
+        assert_eq!(get(&default, "device").as_string().unwrap(), "cpu");
+        let reason = get(&default, "reason").as_string().unwrap();
+        assert!(reason.contains("no GPU"), "{reason}");
+    }
+    let (on_cpu, on_gpu) = (program("cpu").await, program("gpu").await);
+    assert_eq!(on_cpu.len(), 5);
+    for (c, g) in on_cpu.iter().zip(&on_gpu) {
+        assert!(
+            (c - g).abs() <= 1e-6,
+            "cpu {on_cpu:?} against gpu {on_gpu:?}"
+        );
+    }
+    if !gpu {
+        assert_eq!(on_cpu, on_gpu, "the same kernels, so the same bits");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn require_gpu_rejects_with_a_device_error_without_webgpu() {
+    runtime_info().await;
+    let opts = options(&[("requireGpu", true.into())]);
+    let outcome = JsFuture::from(init_runtime(opts).unwrap()).await;
+    if expect_no_webgpu() {
+        let err = outcome.expect_err("requireGpu without WebGPU");
+        assert!(
+            describe(&err).starts_with("DeviceError: "),
+            "{}",
+            describe(&err)
+        );
+    } else {
+        let info = outcome.expect("requireGpu with WebGPU");
+        assert_eq!(get(&info, "gpu"), JsValue::TRUE);
+    }
+}
