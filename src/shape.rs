@@ -49,7 +49,9 @@ pub fn fmt_shape(shape: &[usize]) -> String {
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![1isize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1] as isize;
+        // Saturating: only an empty array's strides can get this big, and they are never
+        // stepped along.
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1] as isize);
     }
     strides
 }
@@ -220,18 +222,40 @@ pub fn slice_view(layout: &Layout, start: &[usize], step: &[isize]) -> Layout {
 
 /// Normalizes MLX's `slice(x, start, stop, strides)` on one axis of extent `n`: negative indices
 /// count from the end and out-of-range ones clamp. Returns the first index and the length.
+/// `step` is not 0. Any `isize` start, stop or step works: nothing here can overflow.
+///
+/// ```
+/// use tandem::shape::normalize_slice_axis;
+/// assert_eq!(normalize_slice_axis(10, 1, 8, 3), (1, 3));
+/// assert_eq!(normalize_slice_axis(10, -1, isize::MIN, -4), (9, 3));
+/// assert_eq!(normalize_slice_axis(10, 0, 10, isize::MAX), (0, 1));
+/// ```
 pub fn normalize_slice_axis(n: usize, start: isize, stop: isize, step: isize) -> (usize, usize) {
     let n = n as isize;
-    let wrap = |i: isize| if i < 0 { i + n } else { i };
-    if step > 0 {
+    let wrap = |i: isize| if i < 0 { i.saturating_add(n) } else { i };
+    let stride = step.unsigned_abs();
+    let (first, len) = if step > 0 {
         let (a, b) = (wrap(start).clamp(0, n), wrap(stop).clamp(0, n));
-        let len = if b > a { (b - a + step - 1) / step } else { 0 };
-        (if len > 0 { a as usize } else { 0 }, len as usize)
+        (
+            a,
+            if b > a {
+                (b - a - 1) as usize / stride + 1
+            } else {
+                0
+            },
+        )
     } else {
         let (a, b) = (wrap(start).clamp(-1, n - 1), wrap(stop).clamp(-1, n - 1));
-        let len = if a > b { (a - b - step - 1) / -step } else { 0 };
-        (if len > 0 { a as usize } else { 0 }, len as usize)
-    }
+        (
+            a,
+            if a > b {
+                (a - b - 1) as usize / stride + 1
+            } else {
+                0
+            },
+        )
+    };
+    (if len > 0 { first as usize } else { 0 }, len)
 }
 
 /// An axis in `-ndim..ndim` as an index; `op` names the caller in the error.

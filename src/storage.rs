@@ -91,9 +91,7 @@ impl Storage {
         }
         // Only an upload's buffer can be lost while its storage lives: work that computes a
         // storage is discarded, and its node made lazy, before a lost buffer is visible.
-        let host = self.host_words().ok_or_else(|| {
-            Error::Device("an array's GPU buffer was lost and it has no host copy".into())
-        })?;
+        let host = self.host_words().ok_or_else(lost_without_host_copy)?;
         let buffer = upload_words(gpu, &host)?;
         record_transfer(Device::Gpu, (self.len * 4) as u64);
         *self.gpu.borrow_mut() = Some(buffer.clone());
@@ -143,4 +141,14 @@ pub fn drop_redundant_copies(device: Device) -> usize {
         .filter_map(Weak::upgrade)
         .filter(|storage| storage.drop_copy(device))
         .count()
+}
+
+/// A GPU copy that cannot be read (the GPU failed to create its buffer, or rejected work that
+/// may have written it) and no host copy to fall back on.
+pub(crate) fn lost_without_host_copy() -> Error {
+    Error::Device(
+        "an array's GPU data was lost (the GPU failed to create its buffer or rejected work \
+         that wrote it) and it has no host copy; compute it again"
+            .into(),
+    )
 }

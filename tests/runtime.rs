@@ -339,3 +339,51 @@ fn the_matmul_kernel_is_chosen_by_measurement_once_per_adapter() {
     assert_eq!(second.info().matmul.as_ref(), Some(&tuning));
     assert_eq!(second.gpu().unwrap().matmul.get(), tuning.kernel);
 }
+
+/// Work the GPU rejects fails every call that overlapped it with a `DeviceError` (never a
+/// panic, never the stale contents of a buffer it should have written); arrays with a host
+/// copy stay readable, GPU-only arrays from before the error fail to read, and new work runs.
+#[test]
+fn work_the_gpu_rejects_fails_with_a_device_error_and_nothing_stale_is_read() {
+    use tandem::Error;
+    use tandem::gpu::errors::spoil_next_submit_for_tests;
+    let runtime = gpu_runtime();
+    let host = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+    let kept = ops::add(&host, &host, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&kept)).unwrap(),
+        vec![2.0, 4.0, 6.0]
+    );
+    let gpu_only = ops::add(&host, &host, Device::Gpu).unwrap();
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&gpu_only))).unwrap();
+    spoil_next_submit_for_tests();
+    let spoiled = ops::binary(BinaryOp::Multiply, &host, &host, Device::Gpu).unwrap();
+    match pollster::block_on(runtime.read_f32(&spoiled)) {
+        Err(Error::Device(message)) => assert!(message.contains("rejected"), "{message}"),
+        other => panic!("expected a DeviceError, got {other:?}"),
+    }
+    // Read again, the spoiled result is not returned either.
+    assert!(matches!(
+        pollster::block_on(runtime.read_f32(&spoiled)),
+        Err(Error::Device(_))
+    ));
+    assert!(matches!(
+        pollster::block_on(runtime.read_f32(&gpu_only)),
+        Err(Error::Device(_))
+    ));
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&kept)).unwrap(),
+        vec![2.0, 4.0, 6.0]
+    );
+    let again = ops::binary(BinaryOp::Multiply, &host, &host, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&again)).unwrap(),
+        vec![1.0, 4.0, 9.0]
+    );
+    // Derived from a host-backed array on the GPU, which is uploaded again.
+    let derived = ops::add(&kept, &host, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&derived)).unwrap(),
+        vec![3.0, 6.0, 9.0]
+    );
+}

@@ -352,3 +352,57 @@ async fn softmax_over_an_empty_axis_is_empty() {
         assert!(to_vec(&s).await.is_empty());
     }
 }
+
+/// Work the browser's GPU rejects (a test hook adds an invalid copy to the next submit) fails
+/// the read with a `DeviceError`, never returns the stale output, and the runtime goes on.
+#[wasm_bindgen_test]
+async fn work_the_gpu_rejects_is_a_device_error_and_never_a_stale_result() {
+    runtime_info().await;
+    let x = array(numbers(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
+    let first = add(js_value(&x), js_value(&x), gpu()).unwrap();
+    tandem::gpu::errors::spoil_next_submit_for_tests();
+    let spoiled = JsFuture::from(first.to_array()).await;
+    let err = spoiled.expect_err("the spoiled read rejects");
+    assert!(
+        describe(&err).starts_with("DeviceError: "),
+        "{}",
+        describe(&err)
+    );
+    let again = JsFuture::from(first.to_array()).await;
+    assert!(
+        again.is_err(),
+        "the stale output is not returned later either"
+    );
+    let fresh = add(js_value(&x), js_value(&x), gpu()).unwrap();
+    assert_eq!(to_vec(&fresh).await, vec![2.0, 4.0, 6.0]);
+}
+
+/// Slice bounds and strides anywhere in a JS number's range clamp as MLX's do, on wasm32
+/// too (where they pass `isize`, and a stride times a bound used to overflow).
+#[wasm_bindgen_test]
+async fn huge_slice_bounds_and_strides_clamp() {
+    runtime_info().await;
+    let x = matrix();
+    let big = 2f64.powi(40);
+    for stream in [cpu(), gpu()] {
+        let s = slice(
+            &x,
+            numbers(&[-big, 0.0]),
+            numbers(&[big, big]),
+            numbers(&[big, 2.0]),
+            stream.clone(),
+        )
+        .unwrap();
+        assert_eq!(shape_of(&s).await, vec![1.0, 2.0]);
+        assert_eq!(to_vec(&s).await, vec![0.0, 2.0]);
+        let s = slice(
+            &x,
+            numbers(&[big, big]),
+            numbers(&[-big, -big]),
+            numbers(&[-big, -1.0]),
+            stream,
+        )
+        .unwrap();
+        assert_eq!(to_vec(&s).await, vec![5.0, 4.0, 3.0]);
+    }
+}

@@ -4,6 +4,7 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 
 use crate::gpu::bind_groups::BindGroupCache;
+use crate::gpu::errors::GpuErrors;
 use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::params::ParamRing;
@@ -46,6 +47,8 @@ pub struct GpuContext {
     pub matmul: MatmulChoice,
     /// Which `exp` the kernels use, and why.
     pub exp: ExpChoice,
+    /// Errors the GPU reports after the fact, checked before results are returned.
+    pub errors: GpuErrors,
     /// Command buffers submitted so far.
     submits: Cell<u64>,
     adapter: AdapterSummary,
@@ -79,10 +82,12 @@ impl GpuContext {
             })
             .await
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
+        let errors = GpuErrors::new(&device);
         let exp = ExpChoice::from_probe(probe_builtin_exp(&device, &queue).await);
         Ok(GpuContext {
             pipelines: PipelineCache::new(exp.builtin),
             exp,
+            errors,
             params: ParamRing::new(&device, limits.max_buffer_size)?,
             matmul: MatmulChoice::new(MatmulKernel::for_adapter(
                 adapter.get_info().device_type == wgpu::DeviceType::Cpu,

@@ -256,8 +256,13 @@ impl CommandBatch {
         let submit_ms = now_ms();
         self.pass = None;
         let mut index = None;
-        if let Some(encoder) = self.encoder.take() {
-            index = Some(self.gpu.queue.submit([encoder.finish()]));
+        if let Some(mut encoder) = self.encoder.take() {
+            let gpu = &self.gpu;
+            crate::gpu::errors::maybe_spoil(&gpu.device, &mut encoder);
+            index = Some(
+                gpu.errors
+                    .watch(&gpu.device, || gpu.queue.submit([encoder.finish()])),
+            );
             self.gpu.count_submit();
         }
         // A profile covers one submit; the next dispatch starts another if still recording.

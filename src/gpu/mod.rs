@@ -5,6 +5,7 @@
 pub mod bind_groups;
 pub mod context;
 pub mod encoder;
+pub mod errors;
 pub mod math_probe;
 pub mod ops;
 pub mod params;

@@ -138,11 +138,19 @@ pub async fn wait_idle(gpu: &GpuContext) -> Result<()> {
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn wait_for_callbacks(device: &wgpu::Device, submission: Option<wgpu::SubmissionIndex>) {
     // Natively nothing else drives the device, so block until the submission (or, without
-    // one, all work) is done and its callbacks have run.
-    let _ = device.poll(wgpu::PollType::Wait {
-        submission_index: submission,
+    // one, all work) is done and its callbacks have run. A submission the GPU rejected never
+    // completes, and waiting for it fails: then wait for all work instead, which also runs
+    // the callbacks of mappings requested after it.
+    let waited = device.poll(wgpu::PollType::Wait {
+        submission_index: submission.clone(),
         timeout: None,
     });
+    if waited.is_err() && submission.is_some() {
+        let _ = device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        });
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -401,6 +401,13 @@ pub fn policy() -> Policy {
     with(|a| a.policy)
 }
 
+/// The GPU reported an error: the contents of every GPU block handed out so far are
+/// distrusted (see `block::distrust_blocks_before`).
+pub fn distrust_gpu_blocks() {
+    let next = with(|a| a.next_id + 1);
+    crate::memory::block::distrust_blocks_before(next);
+}
+
 /// Every peak becomes its current value.
 pub fn reset_peak_stats() {
     with(|a| a.stats.reset_peaks());

@@ -37,6 +37,18 @@ impl Usage {
     }
 }
 
+thread_local! {
+    /// Blocks handed out before this id are distrusted: see [`distrust_blocks_before`].
+    static SUSPECT_BELOW: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// After the GPU reports an error, the contents of every block handed out before `id` are
+/// distrusted: a rejected command buffer runs none of its work, and which block it would have
+/// written is not known. Their arrays read from a host copy if they have one, else fail.
+pub(crate) fn distrust_blocks_before(id: u64) {
+    SUSPECT_BELOW.with(|below| below.set(below.get().max(id)));
+}
+
 /// A live GPU buffer, shared by the storages and batches that use it.
 pub type GpuBuffer = Rc<GpuBlock>;
 
@@ -88,9 +100,10 @@ impl GpuBlock {
         self.discard.set(true);
     }
 
-    /// Whether the GPU failed to create the buffer.
+    /// Whether the buffer must not be read: the GPU failed to create it, or reported an error
+    /// after it was handed out, so work that wrote it may not have run.
     pub fn is_lost(&self) -> bool {
-        self.lost.get()
+        self.lost.get() || SUSPECT_BELOW.with(|below| self.id < below.get())
     }
 
     /// Marks the buffer as one the GPU reported it created.

@@ -173,13 +173,16 @@ pub fn slice(
         return Err(Error::Value("slice: a stride of 0 is not allowed".into()));
     }
     let (mut first, mut shape) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut step = Vec::with_capacity(n);
     for axis in 0..n {
         let (a, len) =
             normalize_slice_axis(x.shape()[axis], start[axis], stop[axis], strides[axis]);
         first.push(a);
         shape.push(len);
+        // With one element or none the step is never taken; a huge one would overflow the
+        // view's stride.
+        step.push(if len > 1 { strides[axis] } else { 1 });
     }
-    let step = strides.to_vec();
     Ok(view(x, View::Slice { start: first, step }, shape, stream))
 }
 

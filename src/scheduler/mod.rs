@@ -87,6 +87,7 @@ impl Scheduler {
     /// Evaluates `outputs` and every unevaluated node they depend on, and resolves once their
     /// GPU work has finished (as MLX's `eval` returns once results are computed).
     pub async fn evaluate(&self, outputs: &[Array]) -> Result<()> {
+        let since = self.gpu_failures();
         self.drive(outputs, false).await?;
         let on_gpu_only = outputs
             .iter()
@@ -95,7 +96,28 @@ impl Scheduler {
         if on_gpu_only {
             self.wait_idle().await?;
         }
-        Ok(())
+        self.check_gpu_errors(since).await
+    }
+
+    /// GPU errors found so far (see `gpu::errors`).
+    fn gpu_failures(&self) -> u64 {
+        self.gpu.as_ref().map_or(0, |gpu| gpu.errors.failures())
+    }
+
+    /// Takes in the GPU's error reports so far, before readbacks are accepted: a readback of
+    /// a buffer that rejected work should have written is then discarded, not kept.
+    async fn collect_gpu_errors(&self) {
+        if let Some(gpu) = &self.gpu {
+            gpu.errors.collect().await;
+        }
+    }
+
+    /// Fails if the GPU reported an error since `since`: work of this call may be spoiled.
+    async fn check_gpu_errors(&self, since: u64) -> Result<()> {
+        match &self.gpu {
+            Some(gpu) => gpu.errors.check(since).await,
+            None => Ok(()),
+        }
     }
 
     /// Resolves once all work started so far has finished: recorded work is submitted, the
@@ -104,14 +126,16 @@ impl Scheduler {
         let Some(gpu) = &self.gpu else {
             return Ok(());
         };
+        let since = self.gpu_failures();
         loop {
             self.flush().await?;
             wait_idle(gpu).await?;
             let mapping = self.state.borrow().oldest_mapping(gpu);
             let Some(mapping) = mapping else {
-                return Ok(());
+                return self.check_gpu_errors(since).await;
             };
             mapping.await;
+            self.collect_gpu_errors().await;
             // Readers of these storages meet (and count) their own failures.
             allocator::as_retryable(|| self.state.borrow_mut().settle(&[]))?;
         }
@@ -120,16 +144,19 @@ impl Scheduler {
     /// Evaluates `arrays` and returns each one's storage words on the host. Those that live
     /// only on the GPU are read back together, after one submit.
     pub async fn read(&self, arrays: &[Array]) -> Result<Vec<HostWords>> {
+        let since = self.gpu_failures();
         self.drive(arrays, true).await?;
         // drive() returned with every storage on the host, and nothing ran since.
-        arrays
+        let words = arrays
             .iter()
             .map(|a| {
                 a.storage()
                     .and_then(|s| s.host_words())
                     .ok_or_else(|| Error::Device("read: the data left the host".into()))
             })
-            .collect()
+            .collect::<Result<Vec<HostWords>>>()?;
+        self.check_gpu_errors(since).await?;
+        Ok(words)
     }
 
     /// Evaluates `array` and returns its elements' words, row-major.
@@ -266,6 +293,7 @@ impl Scheduler {
         if let Some(mapping) = mapping {
             mapping.await;
         }
+        self.collect_gpu_errors().await;
         // A failure is counted as an OOM only if the retry in `drive` fails too.
         allocator::as_retryable(|| self.state.borrow_mut().settle(storages))
     }

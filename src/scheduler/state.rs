@@ -114,6 +114,9 @@ impl State {
         let buffer = storage
             .gpu_buffer()
             .expect("storage without a host copy has a GPU copy");
+        if buffer.is_lost() {
+            return Err(crate::storage::lost_without_host_copy());
+        }
         let batch = if self.is_pending_write(storage) {
             self.batch.as_mut()
         } else {
@@ -164,6 +167,13 @@ impl State {
                 readback
                     .take_words()
                     .and_then(|words| match (words, storage.upgrade()) {
+                        // Words read from a buffer the GPU's errors made untrustworthy are
+                        // not kept: the next pass meets the lost buffer and fails.
+                        (Some(_), Some(storage))
+                            if storage.gpu_buffer().is_some_and(|b| b.is_lost()) =>
+                        {
+                            Ok(())
+                        }
                         (Some(words), Some(storage)) => storage.set_host(words).map(drop),
                         _ => Ok(()),
                     });
