@@ -236,6 +236,12 @@ impl Runtime {
         self.read(array).await
     }
 
+    /// Why the GPU device was lost, if it was: the runtime then fails every call that needs
+    /// the GPU, and a new runtime gets a new device.
+    pub fn device_lost(&self) -> Option<String> {
+        self.gpu.as_ref().and_then(|gpu| gpu.errors.lost_reason())
+    }
+
     pub fn info(&self) -> &RuntimeInfo {
         &self.info
     }

@@ -387,3 +387,51 @@ fn work_the_gpu_rejects_fails_with_a_device_error_and_nothing_stale_is_read() {
         vec![3.0, 6.0, 9.0]
     );
 }
+
+/// A lost device (simulated with `destroy`) fails the calls that need it with a `DeviceError`
+/// that says so; host copies stay readable, the CPU keeps working, and a new runtime gets a
+/// new device that works.
+#[test]
+fn after_device_loss_gpu_calls_fail_and_host_copies_survive() {
+    use tandem::Error;
+    let runtime = gpu_runtime();
+    let host = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+    let read = ops::add(&host, &host, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&read)).unwrap(),
+        vec![2.0, 4.0, 6.0]
+    );
+    let gpu_only = ops::add(&read, &host, Device::Gpu).unwrap();
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&gpu_only))).unwrap();
+    let device = &runtime.gpu().unwrap().device;
+    device.destroy();
+    // Natively the loss is reported from a poll once the queue is empty, as the browser
+    // reports it from its event loop.
+    let _ = device.poll(wgpu::PollType::wait_indefinitely());
+    let pending = ops::add(&host, &host, Device::Gpu).unwrap();
+    match pollster::block_on(runtime.read_f32(&pending)) {
+        Err(Error::Device(message)) => assert!(message.contains("lost"), "{message}"),
+        other => panic!("expected a DeviceError, got {other:?}"),
+    }
+    assert!(runtime.device_lost().is_some());
+    assert!(matches!(
+        pollster::block_on(runtime.read_f32(&gpu_only)),
+        Err(Error::Device(_))
+    ));
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&read)).unwrap(),
+        vec![2.0, 4.0, 6.0]
+    );
+    let on_cpu = ops::add(&read, &host, Device::Cpu).unwrap();
+    assert_eq!(
+        pollster::block_on(runtime.read_f32(&on_cpu)).unwrap(),
+        vec![3.0, 6.0, 9.0]
+    );
+    drop(runtime);
+    let fresh = gpu_runtime();
+    let again = ops::add(&read, &host, Device::Gpu).unwrap();
+    assert_eq!(
+        pollster::block_on(fresh.read_f32(&again)).unwrap(),
+        vec![3.0, 6.0, 9.0]
+    );
+}

@@ -1,4 +1,4 @@
-//! Validation and internal errors that the GPU reports after the fact.
+//! Validation and internal errors that the GPU reports after the fact, and device loss.
 //!
 //! WebGPU reports an invalid command asynchronously, and a command buffer with one runs not at
 //! all, so a readback of its output would return whatever the buffer held: a silent wrong
@@ -11,6 +11,10 @@
 //! instead of logging to the console (the browser) or panicking (wgpu natively). Once an error
 //! is found, no GPU buffer handed out before it is read again: which ones the rejected work
 //! should have written is not known (`memory::block::distrust_blocks_before`).
+//!
+//! When the device is lost, every later call fails with a `DeviceError` that says so, and
+//! every GPU buffer is distrusted: arrays with a host copy stay readable; the page gets a new
+//! device from `initRuntime()` (`js/runtime.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -56,6 +60,8 @@ pub(crate) fn maybe_spoil(device: &wgpu::Device, encoder: &mut wgpu::CommandEnco
 pub struct GpuErrors {
     pending: RefCell<Vec<Report>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// Why the device was lost, once it has been.
+    lost: Arc<Mutex<Option<String>>>,
     /// Errors found so far, and the latest one's text.
     failures: Cell<u64>,
     latest: RefCell<String>,
@@ -70,7 +76,7 @@ impl std::fmt::Debug for GpuErrors {
 }
 
 impl GpuErrors {
-    /// Takes over `device`'s uncaptured errors.
+    /// Takes over `device`'s uncaptured errors and its loss.
     pub fn new(device: &wgpu::Device) -> GpuErrors {
         let uncaptured = Arc::new(Mutex::new(Vec::new()));
         let sink = uncaptured.clone();
@@ -79,9 +85,17 @@ impl GpuErrors {
                 errors.push(error.to_string());
             }
         }));
+        let lost = Arc::new(Mutex::new(None));
+        let why = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut lost) = why.lock() {
+                lost.get_or_insert(format!("{reason:?}: {message}"));
+            }
+        });
         GpuErrors {
             pending: RefCell::new(Vec::new()),
             uncaptured,
+            lost,
             failures: Cell::new(0),
             latest: RefCell::new(String::new()),
         }
@@ -112,6 +126,9 @@ impl GpuErrors {
     /// of [`GpuErrors::failures`]), in a report or outside any scope.
     pub async fn check(&self, since: u64) -> Result<()> {
         self.collect().await;
+        if let Some(why) = self.lost_reason() {
+            return Err(lost_error(&why));
+        }
         if self.failures.get() == since {
             return Ok(());
         }
@@ -136,6 +153,15 @@ impl GpuErrors {
             Err(_) => Vec::new(),
         };
         uncaptured.into_iter().for_each(|e| self.record(e));
+        if self.lost_reason().is_some() {
+            // Nothing the lost device holds can be read or used again.
+            crate::memory::allocator::distrust_gpu_blocks();
+        }
+    }
+
+    /// Why the device was lost, if it was.
+    pub fn lost_reason(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|lost| lost.clone())
     }
 
     fn record(&self, error: String) {
@@ -143,4 +169,12 @@ impl GpuErrors {
         *self.latest.borrow_mut() = error;
         crate::memory::allocator::distrust_gpu_blocks();
     }
+}
+
+/// The error of every call that needs a lost device.
+pub fn lost_error(why: &str) -> Error {
+    Error::Device(format!(
+        "the GPU device was lost ({why}); arrays with a host copy stay readable, and \
+         initRuntime() gets a new device"
+    ))
 }

@@ -60,6 +60,22 @@ pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     }))
 }
 
+/// A runtime whose GPU device was lost is let go, so that `initRuntime()` starts a new one
+/// with a new device. Arrays keep their host copies; their GPU copies were distrusted when
+/// the loss was found, so they upload again to the new device.
+fn forget_a_lost_device() {
+    let lost = RUNTIME.with(|r| {
+        r.borrow()
+            .as_ref()
+            .is_some_and(|runtime| runtime.device_lost().is_some())
+    });
+    if lost {
+        crate::memory::allocator::distrust_gpu_blocks();
+        RUNTIME.with(|r| *r.borrow_mut() = None);
+        STARTING.with(|s| *s.borrow_mut() = None);
+    }
+}
+
 /// The runtime, starting one with default options if the page has not.
 pub async fn current() -> Result<Rc<Runtime>> {
     if let Some(runtime) = RUNTIME.with(|r| r.borrow().clone()) {
@@ -93,6 +109,7 @@ pub fn max_buffer_size() -> Option<u64> {
 }
 
 fn start(options: RuntimeOptions) -> js_sys::Promise {
+    forget_a_lost_device();
     if let Some(promise) = STARTING.with(|s| s.borrow().clone()) {
         return promise;
     }

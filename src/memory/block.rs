@@ -124,7 +124,10 @@ impl Drop for GpuBlock {
             id: self.id,
             serial: self.serial,
         };
-        release_gpu(cached, self.discard.get() || self.unconfirmed.get());
+        // A distrusted block may belong to a lost device, whose buffer ids a new device
+        // reuses: it is destroyed, never cached.
+        let discard = self.discard.get() || self.unconfirmed.get() || self.is_lost();
+        release_gpu(cached, discard);
     }
 }
 

@@ -88,20 +88,39 @@ impl Scheduler {
     /// GPU work has finished (as MLX's `eval` returns once results are computed).
     pub async fn evaluate(&self, outputs: &[Array]) -> Result<()> {
         let since = self.gpu_failures();
-        self.drive(outputs, false).await?;
+        if let Err(err) = self.drive(outputs, false).await {
+            return Err(self.explain(err).await);
+        }
         let on_gpu_only = outputs
             .iter()
             .filter_map(Array::storage)
             .any(|s| !s.on_host());
-        if on_gpu_only {
-            self.wait_idle().await?;
+        if !on_gpu_only {
+            // Every output is on the host: a later GPU error cannot spoil it.
+            return Ok(());
         }
+        self.wait_idle().await?;
         self.check_gpu_errors(since).await
     }
 
     /// GPU errors found so far (see `gpu::errors`).
     fn gpu_failures(&self) -> u64 {
         self.gpu.as_ref().map_or(0, |gpu| gpu.errors.failures())
+    }
+
+    /// A device error of a call whose device turns out to be lost (a readback fails before
+    /// the loss is reported) becomes the loss's own error, which says what to do.
+    async fn explain(&self, err: Error) -> Error {
+        if !matches!(err, Error::Device(_)) {
+            return err;
+        }
+        let Some(gpu) = &self.gpu else {
+            return err;
+        };
+        match gpu.errors.check(gpu.errors.failures()).await {
+            Err(lost) if gpu.errors.lost_reason().is_some() => lost,
+            _ => err,
+        }
     }
 
     /// Takes in the GPU's error reports so far, before readbacks are accepted: a readback of
@@ -144,19 +163,20 @@ impl Scheduler {
     /// Evaluates `arrays` and returns each one's storage words on the host. Those that live
     /// only on the GPU are read back together, after one submit.
     pub async fn read(&self, arrays: &[Array]) -> Result<Vec<HostWords>> {
-        let since = self.gpu_failures();
-        self.drive(arrays, true).await?;
-        // drive() returned with every storage on the host, and nothing ran since.
-        let words = arrays
+        if let Err(err) = self.drive(arrays, true).await {
+            return Err(self.explain(err).await);
+        }
+        // drive() returned with every storage on the host, and nothing ran since. Readbacks
+        // were accepted only after the GPU's error reports were in (`wait_for_any`), so no
+        // host copy here came from work the GPU rejected.
+        arrays
             .iter()
             .map(|a| {
                 a.storage()
                     .and_then(|s| s.host_words())
                     .ok_or_else(|| Error::Device("read: the data left the host".into()))
             })
-            .collect::<Result<Vec<HostWords>>>()?;
-        self.check_gpu_errors(since).await?;
-        Ok(words)
+            .collect()
     }
 
     /// Evaluates `array` and returns its elements' words, row-major.

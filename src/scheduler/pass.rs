@@ -194,6 +194,10 @@ fn run_on_gpu(
     inputs: &[Array],
     input_data: &[Data],
 ) -> Result<Storage> {
+    // Nothing more goes to a lost device (natively, wgpu panics on writes to its buffers).
+    if let Some(why) = gpu.errors.lost_reason() {
+        return Err(gpu::errors::lost_error(&why));
+    }
     // A one-element input only on the host goes to an elementwise kernel as a word: uploading
     // it would make a buffer and a write for every `add(x, 1)`.
     let takes_words = node.primitive().is_some_and(|p| gpu::ops::takes_words(&p));
