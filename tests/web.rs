@@ -389,7 +389,12 @@ fn every_op_family_reports_bad_input_by_name() {
         "ShapeError"
     );
     assert_eq!(
-        error_name(where_(&v, &m, &m, JsValue::UNDEFINED)),
+        error_name(where_(
+            js_value(&v),
+            js_value(&m),
+            js_value(&m),
+            JsValue::UNDEFINED
+        )),
         "ShapeError"
     );
     assert_eq!(

@@ -10,7 +10,7 @@ use wasm_bindgen_test::*;
 use tandem::js::ndarray::NdArray;
 use tandem::js::ops::{
     add, arange, array, broadcast_to, clip, eye, full, linspace, reshape, slice, softmax, sum,
-    transpose, zeros,
+    transpose, where_, zeros,
 };
 use tandem::js::random::random_uniform;
 
@@ -141,6 +141,17 @@ async fn a_stream_naming_no_device_is_rejected_by_every_kind_of_op() {
     for result in results {
         assert_fails(result, "ValueError", &["tpu"]);
     }
+    let fake = options(&[("device", "gpu".into()), ("index", (-1).into())]);
+    assert_fails(
+        sum(&x, options(&[("stream", fake)])),
+        "ValueError",
+        &["opts.stream.index", "the number -1"],
+    );
+    assert_fails(
+        sum(&x, options(&[("stream", 5.into())])),
+        "ValueError",
+        &["opts.stream", "the number 5"],
+    );
     still_works().await;
 }
 
@@ -405,4 +416,36 @@ async fn huge_slice_bounds_and_strides_clamp() {
         .unwrap();
         assert_eq!(to_vec(&s).await, vec![5.0, 4.0, 3.0]);
     }
+}
+
+/// `where` takes numbers and booleans for any of its three arguments, as MLX does.
+#[wasm_bindgen_test]
+async fn where_takes_scalars_in_any_position() {
+    runtime_info().await;
+    let mask = array(
+        js_sys::Array::of3(&true.into(), &false.into(), &true.into()).into(),
+        JsValue::UNDEFINED,
+    )
+    .unwrap();
+    let x = array(numbers(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
+    for stream in [cpu(), gpu()] {
+        let w = where_(js_value(&mask), js_value(&x), 0.into(), stream.clone()).unwrap();
+        assert_eq!(to_vec(&w).await, vec![1.0, 0.0, 3.0]);
+        let w = where_(js_value(&mask), (-1.5).into(), js_value(&x), stream.clone()).unwrap();
+        assert_eq!(to_vec(&w).await, vec![-1.5, 2.0, -1.5]);
+        let w = where_(js_value(&mask), 1.into(), 2.into(), stream.clone()).unwrap();
+        assert_eq!(to_vec(&w).await, vec![1.0, 2.0, 1.0]);
+        let w = where_(false.into(), js_value(&x), 7.into(), stream).unwrap();
+        assert_eq!(to_vec(&w).await, vec![7.0, 7.0, 7.0]);
+    }
+    assert_fails(
+        where_(
+            js_value(&mask),
+            "1".into(),
+            js_value(&x),
+            JsValue::UNDEFINED,
+        ),
+        "ValueError",
+        &["where", "the string \"1\""],
+    );
 }

@@ -90,7 +90,8 @@ fn scalar_for(op: &str, value: &JsValue, dtype: DType) -> Result<Array> {
     }
     let x = value.as_f64().ok_or_else(|| {
         Error::Value(format!(
-            "{op}: operands must be NDArrays, numbers or booleans"
+            "{op}: operands must be NDArrays, numbers or booleans, got {}",
+            describe(value)
         ))
     })?;
     let dtype = match dtype {
@@ -152,17 +153,36 @@ pub(crate) use with_elementwise_ops;
 
 with_elementwise_ops!(elementwise_functions);
 
-/// `where(cond, x, y, opts?)`: x where cond is true, else y, all broadcast together.
+/// `where(cond, x, y, opts?)`: x where cond is true, else y, all broadcast together. Any of
+/// the three may be a number or boolean instead of an NDArray, as in MLX.
 #[wasm_bindgen(js_name = "where")]
-pub fn where_(cond: &NdArray, x: &NdArray, y: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-    let device = js(stream_option("where", &opts))?;
-    js(ops::where_(
-        &cond.array()?,
-        &x.array()?,
-        &y.array()?,
-        device,
-    ))
-    .map(NdArray::new)
+pub fn where_(
+    #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] cond: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] x: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] y: JsValue,
+    opts: JsValue,
+) -> JsResult<NdArray> {
+    js(where_arrays(&cond, &x, &y, &opts)).map(NdArray::new)
+}
+
+fn where_arrays(cond: &JsValue, x: &JsValue, y: &JsValue, opts: &JsValue) -> Result<Array> {
+    let device = stream_option("where", opts)?;
+    let truth = cond.as_bool().or_else(|| cond.as_f64().map(|x| x != 0.0));
+    let cond = match (NdArray::from_js("where", cond), truth) {
+        (Ok(array), _) => array,
+        (Err(_), Some(truth)) => Array::from_words(vec![u32::from(truth)], &[], DType::Bool)?,
+        (Err(err), None) => return Err(err),
+    };
+    let (x, y) = match operands("where", &Arg::Js(x), &Arg::Js(y)) {
+        Ok(pair) => pair,
+        // Two scalars: each is typed on its own, as MLX types Python scalars.
+        Err(_) if x.as_f64().is_some() || x.as_bool().is_some() => (
+            scalar_for("where", x, DType::Float32)?,
+            scalar_for("where", y, DType::Float32)?,
+        ),
+        Err(err) => return Err(err),
+    };
+    ops::where_(&cond, &x, &y, device)
 }
 
 /// `clip(x, lo, hi, opts?)`: each bound is an NDArray (broadcast against `x`, as MLX does), a

@@ -106,14 +106,20 @@ pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
     }
     let field = |key: &str| js_sys::Reflect::get(value, &key.into()).ok();
     let device = field("device").and_then(|d| d.as_string());
-    let index = field("index").and_then(|i| i.as_f64());
+    let index = field("index").filter(|i| i.as_f64().is_some());
     match (device, index) {
-        (Some(device), Some(index)) => Ok(Stream {
-            device: device_named(op, &device)?,
-            index: index as u32,
-        }),
+        (Some(device), Some(index)) => {
+            let index = crate::js::options::count_of(op, "opts.stream.index", &index)?;
+            Ok(Stream {
+                device: device_named(op, &device)?,
+                index: u32::try_from(index).map_err(|_| {
+                    Error::Value(format!("{op}: opts.stream.index {index} is not a stream's"))
+                })?,
+            })
+        }
         _ => Err(Error::Value(format!(
-            "{op}: opts.stream must be a Stream, \"cpu\" or \"gpu\""
+            "{op}: opts.stream must be a Stream, \"cpu\" or \"gpu\", got {}",
+            crate::js::options::describe(value)
         ))),
     }
 }
