@@ -449,3 +449,46 @@ async fn where_takes_scalars_in_any_position() {
         &["where", "the string \"1\""],
     );
 }
+
+/// What JS passes where an NDArray goes is checked by tandem, as JS calls the exported
+/// functions: a number, an array, a string or a disposed NDArray is a typed error that names
+/// the op and what it got.
+#[wasm_bindgen_test]
+async fn something_else_where_an_ndarray_goes_is_a_typed_error() {
+    use tandem::js::ops::exported;
+    runtime_info().await;
+    let x = matrix();
+    let opts = || JsValue::UNDEFINED;
+    assert_fails(
+        exported::exp(5.into(), opts()),
+        "ValueError",
+        &["exp", "the number 5"],
+    );
+    assert_fails(
+        exported::sum(numbers(&[1.0]), opts()),
+        "ValueError",
+        &["sum", "expected an NDArray", "an array"],
+    );
+    assert_fails(
+        exported::matmul(js_value(&x), "x".into(), opts()),
+        "ValueError",
+        &["matmul", "the string \"x\""],
+    );
+    assert_fails(
+        exported::reshape(JsValue::NULL, numbers(&[6.0]), opts()),
+        "ValueError",
+        &["reshape"],
+    );
+    let gone = js_value(&x);
+    dispose(&gone);
+    assert_fails(
+        exported::softmax(gone, opts()),
+        "DisposedArrayError",
+        &["softmax"],
+    );
+    // The exported forms compute what the Rust ones do.
+    let t = exported::transpose(js_value(&x), cpu(), opts()).unwrap();
+    assert_eq!(to_vec(&t).await, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    let parts = exported::split(js_value(&x), 3.into(), options(&[("axis", 1.into())])).unwrap();
+    assert_eq!(parts.length(), 3);
+}

@@ -46,7 +46,8 @@ pub(crate) fn handle_of(value: &JsValue) -> Option<u32> {
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
         point_symbol_dispose_at_dispose();
-        let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1)));
+        // Handle 0 is never given out: borrowed and empty NDArrays use it.
+        let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1).max(1)));
         let slot = Rc::new(RefCell::new(Some(array)));
         LIVE.with(|live| live.borrow_mut().insert(handle, slot.clone()));
         crate::js::tidy::created(handle);
@@ -54,6 +55,15 @@ impl NdArray {
     }
 
     /// An `NDArray` that holds nothing, as if disposed (to reach the class's prototype).
+    /// A handle to `array` for the length of one call, not registered as an array of the
+    /// page (it has no handle of its own, and dropping it disposes nothing).
+    pub(crate) fn borrowed(array: Array) -> NdArray {
+        NdArray {
+            slot: Rc::new(RefCell::new(Some(array))),
+            handle: 0,
+        }
+    }
+
     pub(crate) fn empty() -> NdArray {
         NdArray {
             slot: Rc::new(RefCell::new(None)),
@@ -81,8 +91,12 @@ impl NdArray {
 
     /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
     pub fn from_js(op: &str, value: &JsValue) -> Result<Array, Error> {
-        let handle =
-            handle_of(value).ok_or_else(|| Error::Value(format!("{op}: expected an NDArray")))?;
+        let handle = handle_of(value).ok_or_else(|| {
+            Error::Value(format!(
+                "{op}: expected an NDArray, got {}",
+                crate::js::options::describe(value)
+            ))
+        })?;
         LIVE.with(|live| live.borrow().get(&handle).and_then(|s| s.borrow().clone()))
             .ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
     }

@@ -107,8 +107,7 @@ fn scalar_for(op: &str, value: &JsValue, dtype: DType) -> Result<Array> {
 macro_rules! elementwise_functions {
     (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
         $(
-            #[doc = concat!("`", $ujs, "(x, opts?)`, elementwise.")]
-            #[wasm_bindgen(js_name = $ujs)]
+            #[doc = concat!("`", $ujs, "(x, opts?)`, elementwise (exported by `exported`).")]
             pub fn $uf(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
                 unary_op(UnaryOp::$uop, x, &opts)
             }
@@ -188,13 +187,7 @@ fn where_arrays(cond: &JsValue, x: &JsValue, y: &JsValue, opts: &JsValue) -> Res
 /// `clip(x, lo, hi, opts?)`: each bound is an NDArray (broadcast against `x`, as MLX does), a
 /// number (converted to `x`'s dtype as MLX converts Python scalars) or `null` for none; at
 /// most one may be `null`.
-#[wasm_bindgen]
-pub fn clip(
-    x: &NdArray,
-    #[wasm_bindgen(unchecked_param_type = "NDArray | number | null")] lo: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "NDArray | number | null")] hi: JsValue,
-    opts: JsValue,
-) -> JsResult<NdArray> {
+pub fn clip(x: &NdArray, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let x = x.array()?;
     js(clip_array(&x, &lo, &hi, &opts)).map(NdArray::new)
 }
@@ -227,7 +220,6 @@ fn clip_bound(value: &JsValue, dtype: DType) -> Result<Option<Array>> {
 }
 
 /// `astype(x, dtype, opts?)`.
-#[wasm_bindgen]
 pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("astype", &opts))?;
     let dtype =
@@ -236,7 +228,6 @@ pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
 }
 
 /// `reshape(x, shape, opts?)`; one size may be -1.
-#[wasm_bindgen]
 pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("reshape", &opts))?;
     let shape = js(integers_of("reshape", "the shape", &shape))?;
@@ -244,7 +235,6 @@ pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> 
 }
 
 /// `transpose(x, axes?, opts?)`; without axes, reverses them.
-#[wasm_bindgen]
 pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
     js(transpose_args(&axes, &opts)).and_then(|(axes, device)| {
         js(ops::transpose(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
@@ -258,7 +248,6 @@ fn transpose_args(axes: &JsValue, opts: &JsValue) -> Result<(Option<Vec<isize>>,
 }
 
 /// `expandDims(x, axis, opts?)`: `axis` is a number or a list.
-#[wasm_bindgen(js_name = expandDims)]
 pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("expandDims", &opts))?;
     let axes = js(axes_of("expandDims", "axis", &axis))?;
@@ -266,7 +255,6 @@ pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArra
 }
 
 /// `squeeze(x, {axis?, stream?})`.
-#[wasm_bindgen]
 pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let parsed = js(Options::parse("squeeze", &opts, &["axis", "stream"]))?;
     let device = js(parsed.stream())?;
@@ -275,7 +263,6 @@ pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 }
 
 /// `broadcastTo(x, shape, opts?)`.
-#[wasm_bindgen(js_name = broadcastTo)]
 pub fn broadcast_to(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("broadcastTo", &opts))?;
     let shape = js(shape_of("broadcastTo", "the shape", &shape))?;
@@ -283,7 +270,6 @@ pub fn broadcast_to(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdAr
 }
 
 /// `slice(x, start, stop, strides?, opts?)` with MLX's semantics.
-#[wasm_bindgen]
 pub fn slice(
     x: &NdArray,
     start: JsValue,
@@ -322,7 +308,6 @@ fn slice_args(
 }
 
 /// `flatten(x, opts?)`.
-#[wasm_bindgen]
 pub fn flatten(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("flatten", &opts))?;
     Ok(NdArray::new(ops::flatten(&x.array()?, device)))
@@ -367,8 +352,7 @@ pub(crate) use with_reductions;
 macro_rules! reduction_functions {
     ($($f:ident $js:literal $op:ident),*) => {
         $(
-            #[doc = concat!("`", $js, "(x, {axis?, keepdims?, stream?})`.")]
-            #[wasm_bindgen(js_name = $js)]
+            #[doc = concat!("`", $js, "(x, {axis?, keepdims?, stream?})` (exported by `exported`).")]
             pub fn $f(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
                 reduce_op(ReduceOp::$op, x, &opts)
             }
@@ -379,14 +363,12 @@ macro_rules! reduction_functions {
 with_reductions!(reduction_functions);
 
 /// `mean(x, {axis?, keepdims?, stream?})`: `float32` for every dtype.
-#[wasm_bindgen]
 pub fn mean(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, keepdims, device) = js(reduction_options("mean", &opts, REDUCTION))?;
     js(ops::mean(&x.array()?, axes.as_deref(), keepdims, device)).map(NdArray::new)
 }
 
 /// `logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.
-#[wasm_bindgen]
 pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts, REDUCTION))?;
     js(ops::logsumexp(
@@ -399,14 +381,12 @@ pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 }
 
 /// `softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.
-#[wasm_bindgen]
 pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let (axes, _, device) = js(reduction_options("softmax", &opts, &["axis", "stream"]))?;
     js(ops::softmax(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
 
 /// `matmul(a, b, opts?)`: batched, with broadcasting of batch axes; float32.
-#[wasm_bindgen]
 pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let device = js(stream_option("matmul", &opts))?;
     js(ops::matmul(&a.array()?, &b.array()?, device)).map(NdArray::new)
@@ -546,7 +526,6 @@ pub fn stack(arrays: JsValue, opts: JsValue) -> JsResult<NdArray> {
 
 /// `split(x, indicesOrSections, {axis?, stream?})`: a number of equal sections, or the
 /// indices to cut at; returns an array of NDArray views.
-#[wasm_bindgen(unchecked_return_type = "NDArray[]")]
 pub fn split(x: &NdArray, indices_or_sections: JsValue, opts: JsValue) -> JsResult<js_sys::Array> {
     let (axis, device) = js(axis_option("split", &opts))?;
     let indices;
@@ -570,4 +549,93 @@ pub fn split(x: &NdArray, indices_or_sections: JsValue, opts: JsValue) -> JsResu
         .into_iter()
         .map(|p| JsValue::from(NdArray::new(p)))
         .collect())
+}
+
+/// The functions above that take NDArrays, as JS sees them. Their NDArray parameters arrive as
+/// JS values, so that a number, an array or a disposed NDArray in their place is a typed error
+/// that names the op and what it got (wasm-bindgen's own check throws a plain `Error`). Each
+/// calls its namesake above with the NDArray borrowed.
+pub mod exported {
+    use wasm_bindgen::prelude::*;
+
+    use crate::js::error::{JsResult, js};
+    use crate::js::ndarray::NdArray;
+
+    /// The NDArray a JS argument names, borrowed for one call.
+    fn borrow(op: &str, value: &JsValue) -> JsResult<NdArray> {
+        js(NdArray::from_js(op, value)).map(NdArray::borrowed)
+    }
+
+    /// Exports `super::$rust` as `$js`; `$arr` are its NDArray parameters, `$arg` the rest.
+    macro_rules! export {
+        ($($doc:expr, $js:literal $rust:ident($($arr:ident),+ $(; $($arg:ident: $ty:ty),*)?) -> $ret:ty;)*) => {
+            $(
+                #[doc = $doc]
+                #[wasm_bindgen(js_name = $js)]
+                #[allow(clippy::too_many_arguments)]
+                pub fn $rust(
+                    $(#[wasm_bindgen(unchecked_param_type = "NDArray")] $arr: JsValue,)+
+                    $($($arg: $ty,)*)?
+                ) -> JsResult<$ret> {
+                    $(let $arr = borrow($js, &$arr)?;)+
+                    super::$rust($(&$arr,)+ $($($arg),*)?)
+                }
+            )*
+        };
+    }
+
+    macro_rules! export_elementwise {
+        (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
+            export! {
+                $(concat!("`", $ujs, "(x, {stream?})`, elementwise."), $ujs $uf(x; opts: JsValue) -> NdArray;)*
+            }
+        };
+    }
+    super::with_elementwise_ops!(export_elementwise);
+
+    macro_rules! export_reductions {
+        ($($f:ident $js:literal $op:ident),*) => {
+            export! {
+                $(concat!("`", $js, "(x, {axis?, keepdims?, stream?})`."), $js $f(x; opts: JsValue) -> NdArray;)*
+            }
+        };
+    }
+    super::with_reductions!(export_reductions);
+
+    export! {
+        "`clip(x, lo, hi, {stream?})`: each bound an NDArray (broadcast), a number or null.",
+            "clip" clip(x; lo: JsValue, hi: JsValue, opts: JsValue) -> NdArray;
+        "`astype(x, dtype, {stream?})`.", "astype" astype(x; dtype: &str, opts: JsValue) -> NdArray;
+        "`reshape(x, shape, {stream?})`; one size may be -1.",
+            "reshape" reshape(x; shape: JsValue, opts: JsValue) -> NdArray;
+        "`transpose(x, axes?, {stream?})`; without axes, reverses them.",
+            "transpose" transpose(x; axes: JsValue, opts: JsValue) -> NdArray;
+        "`expandDims(x, axis, {stream?})`: `axis` is a number or a list.",
+            "expandDims" expand_dims(x; axis: JsValue, opts: JsValue) -> NdArray;
+        "`squeeze(x, {axis?, stream?})`.", "squeeze" squeeze(x; opts: JsValue) -> NdArray;
+        "`broadcastTo(x, shape, {stream?})`.",
+            "broadcastTo" broadcast_to(x; shape: JsValue, opts: JsValue) -> NdArray;
+        "`slice(x, start, stop, strides?, {stream?})` with MLX's semantics.",
+            "slice" slice(x; start: JsValue, stop: JsValue, strides: JsValue, opts: JsValue) -> NdArray;
+        "`flatten(x, {stream?})`.", "flatten" flatten(x; opts: JsValue) -> NdArray;
+        "`mean(x, {axis?, keepdims?, stream?})`: float32 for every dtype.",
+            "mean" mean(x; opts: JsValue) -> NdArray;
+        "`logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.",
+            "logsumexp" logsumexp(x; opts: JsValue) -> NdArray;
+        "`softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.",
+            "softmax" softmax(x; opts: JsValue) -> NdArray;
+        "`matmul(a, b, {stream?})`: batched, with broadcasting of batch axes; float32.",
+            "matmul" matmul(a, b; opts: JsValue) -> NdArray;
+    }
+
+    /// `split(x, indicesOrSections, {axis?, stream?})`: a number of equal sections, or the
+    /// indices to cut at; returns an array of NDArray views.
+    #[wasm_bindgen(js_name = "split", unchecked_return_type = "NDArray[]")]
+    pub fn split(
+        #[wasm_bindgen(unchecked_param_type = "NDArray")] x: JsValue,
+        indices_or_sections: JsValue,
+        opts: JsValue,
+    ) -> JsResult<js_sys::Array> {
+        super::split(&borrow("split", &x)?, indices_or_sections, opts)
+    }
 }
