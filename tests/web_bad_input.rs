@@ -479,6 +479,11 @@ async fn something_else_where_an_ndarray_goes_is_a_typed_error() {
         "ValueError",
         &["reshape"],
     );
+    assert_fails(
+        x.matmul(7.into(), opts()),
+        "ValueError",
+        &["matmul", "the number 7"],
+    );
     let gone = js_value(&x);
     dispose(&gone);
     assert_fails(

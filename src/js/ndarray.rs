@@ -364,9 +364,14 @@ impl NdArray {
         ops::slice(self, start, stop, strides, opts)
     }
 
-    /// `matmul(this, other, opts?)`.
-    pub fn matmul(&self, other: &NdArray, opts: JsValue) -> JsResult<NdArray> {
-        ops::matmul(self, other, opts)
+    /// `matmul(this, other, opts?)`; anything but an NDArray as `other` is a typed error.
+    pub fn matmul(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "NDArray")] other: JsValue,
+        opts: JsValue,
+    ) -> JsResult<NdArray> {
+        let other = NdArray::from_js("matmul", &other).map_err(to_js)?;
+        ops::matmul(self, &NdArray::borrowed(other), opts)
     }
 
     /// `mean(this, {axis?, keepdims?, stream?})`.
