@@ -131,13 +131,13 @@ fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
     object.into()
 }
 
-/// `{free, total}`: `total` is the memory limit, or the adapter's `maxBufferSize` when none
-/// is set (WebGPU reports no device memory size); `free` is `total` less active memory.
+/// `{free, total}`: `total` is the memory limit, or without one the `gpu` device's
+/// `totalMemory` (WebGPU reports no memory size; see `js/torch.rs` for what a page can know);
+/// `free` is `total` less active memory.
 #[wasm_bindgen(js_name = getMemoryInfo, unchecked_return_type = "{free: number, total: number}")]
 pub fn get_memory_info() -> JsValue {
     let total = allocator::memory_limit()
-        .or_else(crate::js::runtime::max_buffer_size)
-        .unwrap_or(u64::MAX);
+        .unwrap_or_else(|| crate::js::torch::total_memory(crate::stream::Device::Gpu));
     let active = stats().active_bytes.get(Scope::All).current;
     let object = js_sys::Object::new();
     set(

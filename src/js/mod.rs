@@ -12,6 +12,7 @@ pub mod random;
 pub mod runtime;
 pub mod stream;
 pub mod tidy;
+pub mod torch;
 
 use wasm_bindgen::prelude::*;
 

@@ -21,6 +21,7 @@ use crate::stream::Device;
 thread_local! {
     static RUNTIME: RefCell<Option<Rc<Runtime>>> = const { RefCell::new(None) };
     static STARTING: RefCell<Option<js_sys::Promise>> = const { RefCell::new(None) };
+    static INFO: RefCell<Option<JsValue>> = const { RefCell::new(None) };
 }
 
 /// Requests a WebGPU adapter and device and resolves to the `RuntimeInfo`.
@@ -101,11 +102,18 @@ pub fn runtime_default_device() -> Device {
 
 /// The adapter's `maxBufferSize`, once a runtime with a GPU has started.
 pub fn max_buffer_size() -> Option<u64> {
-    RUNTIME.with(|r| {
-        r.borrow()
-            .as_ref()
-            .and_then(|rt| rt.gpu().map(|gpu| gpu.limits().max_buffer_size))
-    })
+    with_started(|rt| rt.and_then(|rt| rt.gpu().map(|gpu| gpu.limits().max_buffer_size)))
+}
+
+/// Runs `f` with the page's runtime, if it has started.
+pub fn with_started<T>(f: impl FnOnce(Option<&Runtime>) -> T) -> T {
+    RUNTIME.with(|r| f(r.borrow().as_deref()))
+}
+
+/// The `RuntimeInfo` object `initRuntime` resolved with (its adapter fields come from the
+/// browser's `GPUAdapterInfo`), once the runtime has started.
+pub fn started_info() -> Option<JsValue> {
+    INFO.with(|i| i.borrow().clone())
 }
 
 fn start(options: RuntimeOptions) -> js_sys::Promise {
@@ -119,6 +127,7 @@ fn start(options: RuntimeOptions) -> js_sys::Promise {
             Ok(runtime) => {
                 let info = info_to_js(runtime.info(), power_preference).await;
                 RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(runtime)));
+                INFO.with(|i| *i.borrow_mut() = Some(info.clone()));
                 Ok(info)
             }
             Err(err) => {

@@ -413,6 +413,25 @@ pub fn reset_peak_stats() {
     with(|a| a.stats.reset_peaks());
 }
 
+/// Which byte count a PyTorch-style `reset_max_memory_*` call resets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BytePeak {
+    Allocated,
+    Reserved,
+}
+
+/// The peak of one byte count, for one device or (without one) in every scope, becomes its
+/// current value; every other peak stays.
+pub fn reset_byte_peak(which: BytePeak, device: Option<Device>) {
+    with(|a| {
+        let metric = match which {
+            BytePeak::Allocated => &mut a.stats.allocated_bytes,
+            BytePeak::Reserved => &mut a.stats.reserved_bytes,
+        };
+        metric.reset_peak(device.map(Scope::device));
+    });
+}
+
 /// Totals and event counters restart from zero.
 pub fn reset_accumulated_stats() {
     with(|a| a.stats.reset_accumulated());

@@ -98,6 +98,15 @@ impl Metric {
     fn gauges_mut(&mut self) -> impl Iterator<Item = &mut Gauge> {
         self.0.iter_mut()
     }
+
+    /// The peak of `scope`'s gauge (of every gauge, without one) becomes its current value.
+    pub(crate) fn reset_peak(&mut self, scope: Option<Scope>) {
+        for (i, gauge) in self.0.iter_mut().enumerate() {
+            if scope.is_none_or(|s| s as usize == i) {
+                gauge.peak = gauge.current;
+            }
+        }
+    }
 }
 
 /// Every statistic. Blocks are never split, so PyTorch's `inactive_split` metrics are always
