@@ -12,7 +12,9 @@ use std::rc::{Rc, Weak};
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::encoder::upload_words;
-use crate::memory::allocator::{GpuBuffer, HostBlock, host_block, record_transfer};
+use crate::memory::allocator::{
+    GpuBuffer, HostBlock, host_block, note_free_request, record_transfer,
+};
 use crate::stream::Device;
 
 /// A host copy, shared by the storage and whoever reads it.
@@ -24,6 +26,27 @@ pub struct Storage {
     len: usize,
     host: RefCell<Option<HostWords>>,
     gpu: RefCell<Option<GpuBuffer>>,
+}
+
+impl Drop for Storage {
+    /// The array lets go of its copies: the history records the requests, and each block is
+    /// freed once nothing else holds it.
+    fn drop(&mut self) {
+        request_free_host(self.host.get_mut().take());
+        request_free_gpu(self.gpu.get_mut().take());
+    }
+}
+
+fn request_free_host(copy: Option<HostWords>) {
+    if let Some(block) = copy {
+        note_free_request(block.id, block.size, Device::Cpu);
+    }
+}
+
+fn request_free_gpu(copy: Option<GpuBuffer>) {
+    if let Some(block) = copy {
+        note_free_request(block.id, block.size, Device::Gpu);
+    }
 }
 
 thread_local! {
@@ -120,8 +143,14 @@ impl Storage {
             return false;
         }
         match device {
-            Device::Cpu => drop(self.host.borrow_mut().take()),
-            Device::Gpu => drop(self.gpu.borrow_mut().take()),
+            Device::Cpu => {
+                let host = self.host.borrow_mut().take();
+                request_free_host(host);
+            }
+            Device::Gpu => {
+                let gpu = self.gpu.borrow_mut().take();
+                request_free_gpu(gpu);
+            }
         }
         true
     }

@@ -9,6 +9,7 @@ use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::params::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
+use crate::monitor::Monitor;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
 ///
@@ -51,6 +52,8 @@ pub struct GpuContext {
     pub errors: GpuErrors,
     /// Command buffers submitted so far.
     submits: Cell<u64>,
+    /// When the queue was busy, for `smi()`'s utilization.
+    pub monitor: Monitor,
     adapter: AdapterSummary,
     limits: wgpu::Limits,
     features: wgpu::Features,
@@ -93,6 +96,7 @@ impl GpuContext {
                 adapter.get_info().device_type == wgpu::DeviceType::Cpu,
             )),
             submits: Cell::new(0),
+            monitor: Monitor::default(),
             device,
             queue,
             bind_groups: BindGroupCache::default(),
@@ -107,8 +111,10 @@ impl GpuContext {
         self.submits.get()
     }
 
+    /// Counts a submit made just now and times its work for the monitor.
     pub(crate) fn count_submit(&self) {
         self.submits.set(self.submits.get() + 1);
+        self.queue.on_submitted_work_done(self.monitor.gpu.begin());
     }
 
     /// Whether passes can write GPU timestamps (for profiles).

@@ -276,10 +276,12 @@ impl CommandBatch {
         for map in self.maps.drain(..) {
             *map.submission.borrow_mut() = index.clone();
             let sender = map.sender;
+            let transferred = self.gpu.monitor.transfers.begin();
             map.staging
                 .buffer()
                 .slice(..map.bytes)
                 .map_async(wgpu::MapMode::Read, move |result| {
+                    transferred();
                     // The receiver is only dropped if its readback is, and then no one cares.
                     let _ = sender.send(result.map_err(|e| e.to_string()));
                 });

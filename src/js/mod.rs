@@ -1,8 +1,10 @@
 //! The wasm-bindgen layer: the JS API of `../shared/API.md`. It converts JS values, calls the
 //! core and maps errors; it holds no logic of its own.
 
+pub mod block;
 pub mod data;
 pub mod error;
+pub mod history;
 pub mod memory;
 pub mod ndarray;
 pub mod ops;
@@ -10,6 +12,7 @@ pub mod options;
 pub mod profile;
 pub mod random;
 pub mod runtime;
+pub mod smi;
 pub mod stream;
 pub mod tidy;
 pub mod torch;

@@ -53,6 +53,12 @@ fn device_named(op: &str, name: &str) -> Result<Device> {
     Device::parse(name).map_err(|e| Error::Value(format!("{op}: {}", e.message())))
 }
 
+impl From<Stream> for JsStream {
+    fn from(inner: Stream) -> JsStream {
+        JsStream { inner }
+    }
+}
+
 /// The default stream of `"cpu"` or `"gpu"`.
 #[wasm_bindgen(js_name = defaultStream)]
 pub fn default_stream(device: &str) -> JsResult<JsStream> {

@@ -201,12 +201,8 @@ pub fn set_per_process_memory_fraction(fraction: JsValue, device: JsValue) -> Js
     Ok(())
 }
 
-/// The device's name, memory and compute limits (PyTorch's `get_device_properties`); the `gpu`
-/// device's without an argument.
-#[wasm_bindgen(js_name = getDeviceProperties, unchecked_return_type = "DeviceProperties")]
-pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
-    let device = js(device_arg("getDeviceProperties", &device))?.unwrap_or(Device::Gpu);
-    let object = js_sys::Object::new();
+/// The name, vendor and architecture of `device`: the adapter's for the `gpu` on WebGPU.
+pub(crate) fn adapter_names(device: Device) -> (String, String, String) {
     let adapter = crate::js::runtime::started_info()
         .and_then(|info| js_sys::Reflect::get(&info, &"adapter".into()).ok())
         .filter(JsValue::is_object);
@@ -217,8 +213,7 @@ pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
             .and_then(|v| v.as_string())
             .unwrap_or_default()
     };
-    let on_gpu = device == Device::Gpu && adapter.is_some();
-    let (name, vendor, architecture) = if on_gpu {
+    if device == Device::Gpu && adapter.is_some() {
         let name = [field("description"), field("device")]
             .into_iter()
             .find(|n| !n.is_empty())
@@ -232,7 +227,16 @@ pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
             String::new(),
             "wasm32".into(),
         )
-    };
+    }
+}
+
+/// The device's name, memory and compute limits (PyTorch's `get_device_properties`); the `gpu`
+/// device's without an argument.
+#[wasm_bindgen(js_name = getDeviceProperties, unchecked_return_type = "DeviceProperties")]
+pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
+    let device = js(device_arg("getDeviceProperties", &device))?.unwrap_or(Device::Gpu);
+    let object = js_sys::Object::new();
+    let (name, vendor, architecture) = adapter_names(device);
     set(&object, "name", name.into());
     set(&object, "vendor", vendor.into());
     set(&object, "architecture", architecture.into());
@@ -243,7 +247,7 @@ pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
     );
     let limits = crate::js::runtime::with_started(|rt| {
         rt.and_then(|rt| rt.gpu())
-            .filter(|_| on_gpu)
+            .filter(|_| device == Device::Gpu)
             .map(|gpu| (gpu.limits().clone(), gpu.feature_names()))
     });
     let limit = |f: fn(&wgpu::Limits) -> f64| match &limits {
@@ -288,7 +292,8 @@ pub fn change_current_allocator(policy: JsValue) -> JsResult<()> {
         .and_then(Policy::parse)
         .ok_or_else(|| {
             Error::Value(format!(
-                "{op}: the policy must be \"best-fit\", \"exact\" or \"none\", got {}",
+                "{op}: the policy must be one of {}, got {}",
+                Policy::names(),
                 describe(&policy)
             ))
         });

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::memory::block::Cached;
 pub use crate::memory::block::{GpuBlock, GpuBuffer, HostBlock, LiveBlock, SnapshotEntry, Usage};
 use crate::memory::device_errors::create_watched;
+use crate::memory::history::{Action, Event, History, Recording};
 use crate::memory::policy::{Policy, Pool, rounded};
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
@@ -40,10 +41,16 @@ struct Allocator {
     live: HashMap<u64, LiveBlock>,
     next_id: u64,
     /// The node being evaluated, for snapshots.
-    context: Option<(Stream, &'static str)>,
+    context: Option<Context>,
     /// Set while the scheduler can still flush and retry, so a failure is not yet an OOM.
     retry_pending: bool,
+    /// The last request refused while a retry was pending: the OOM's, if the retry fails.
+    refused: Option<(u64, Device, Option<Context>)>,
+    history: History,
 }
+
+/// The stream and op of the node being evaluated.
+type Context = (Stream, &'static str);
 
 /// Returns a dropped GPU block to the cache, or destroys it.
 pub(crate) fn release_gpu(block: Cached, discard: bool) {
@@ -69,7 +76,7 @@ impl Drop for Allocator {
 
 thread_local! {
     static ALLOCATOR: RefCell<Allocator> = RefCell::new(Allocator {
-        policy: Policy::BestFit,
+        policy: Policy::BEST_FIT,
         cache: Vec::new(),
         cache_bytes: 0,
         cache_limit: DEFAULT_CACHE_LIMIT,
@@ -79,6 +86,8 @@ thread_local! {
         next_id: 1,
         context: None,
         retry_pending: false,
+        refused: None,
+        history: History::default(),
     });
 }
 
@@ -100,6 +109,22 @@ impl Allocator {
     fn new_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    /// Records an event of block `id`, with the stream and op of the node that made it
+    /// (or of the node being evaluated, for a block that is not live).
+    fn note(&mut self, action: Action, id: u64, bytes: u64, device: Device) {
+        if !self.history.is_recording() {
+            return;
+        }
+        let context = match self.live.get(&id) {
+            Some(live) => (live.stream, live.op),
+            None => (
+                self.context.map(|(s, _)| s),
+                self.context.map_or("data", |(_, op)| op),
+            ),
+        };
+        self.history.record(action, (id, bytes, device), context);
     }
 
     fn live_block(
@@ -156,6 +181,7 @@ impl Allocator {
             let oldest = self.cache.remove(0);
             self.cache_bytes -= oldest.size;
             freed += oldest.size;
+            self.note(Action::SegmentFree, oldest.id, oldest.size, Device::Gpu);
             self.stats
                 .segment_free(Device::Gpu, oldest.pool, oldest.size);
             oldest.buffer.destroy();
@@ -164,11 +190,13 @@ impl Allocator {
     }
 
     fn release_gpu(&mut self, block: Cached, discard: bool) {
+        self.note(Action::FreeCompleted, block.id, block.size, Device::Gpu);
         self.live.remove(&block.id);
         self.stats
             .deactivate(Device::Gpu, block.pool, block.size, block.requested);
-        let cacheable = !discard && self.policy != Policy::None && block.usage != Usage::Uniform;
+        let cacheable = !discard && self.policy.caches() && block.usage != Usage::Uniform;
         if !cacheable || block.size > self.cache_limit {
+            self.note(Action::SegmentFree, block.id, block.size, Device::Gpu);
             self.stats.segment_free(Device::Gpu, block.pool, block.size);
             block.buffer.destroy();
             return;
@@ -185,14 +213,19 @@ impl Allocator {
     }
 
     fn release_host(&mut self, id: u64, pool: Pool, size: u64, requested: u64) {
+        self.note(Action::FreeCompleted, id, size, Device::Cpu);
+        self.note(Action::SegmentFree, id, size, Device::Cpu);
         self.live.remove(&id);
         self.stats.deactivate(Device::Cpu, pool, size, requested);
         self.stats.segment_free(Device::Cpu, pool, size);
     }
 
-    fn limit_error(&mut self, what: &str, size: u64) -> Error {
-        if !self.retry_pending {
+    fn limit_error(&mut self, what: &str, size: u64, device: Device) -> Error {
+        if self.retry_pending {
+            self.refused = Some((size, device, self.context));
+        } else {
             self.stats.num_ooms += 1;
+            self.note(Action::Oom, 0, size, device);
         }
         Error::MemoryLimit(format!(
             "{what}: {size} more bytes would exceed the memory limit: active {} bytes, cache {} bytes, limit {} bytes",
@@ -205,7 +238,7 @@ impl Allocator {
 
 /// Makes room for `size` active bytes: trims the cache, then drops copies that the other
 /// device can re-derive. Fails if the limit still does not allow it.
-fn ensure_room(what: &str, size: u64) -> Result<()> {
+pub(crate) fn ensure_room(what: &str, size: u64, device: Device) -> Result<()> {
     if with(|a| a.fits_limit(size)) {
         return Ok(());
     }
@@ -218,7 +251,7 @@ fn ensure_room(what: &str, size: u64) -> Result<()> {
         if a.fits_limit(size) {
             Ok(())
         } else {
-            Err(a.limit_error(what, size))
+            Err(a.limit_error(what, size, device))
         }
     })
 }
@@ -249,7 +282,7 @@ pub fn alloc_gpu(
             "a GPU buffer of {requested} bytes exceeds the adapter's maxBufferSize of {max_buffer_size} bytes"
         )));
     }
-    ensure_room("allocating GPU memory", size)?;
+    ensure_room("allocating GPU memory", size, Device::Gpu)?;
     with(|a| {
         let cached = a.take_cached(device, usage, pool, size);
         let (buffer, size, serial, watch) = match cached {
@@ -280,6 +313,18 @@ pub fn alloc_gpu(
         let id = a.new_id();
         let live = a.live_block(id, Device::Gpu, Some(usage), size, requested);
         a.live.insert(id, live);
+        let fresh = watch.is_some();
+        a.note(
+            if fresh {
+                Action::SegmentAlloc
+            } else {
+                Action::CacheHit
+            },
+            id,
+            size,
+            Device::Gpu,
+        );
+        a.note(Action::Alloc, id, size, Device::Gpu);
         let block = Rc::new(GpuBlock {
             id,
             serial,
@@ -305,13 +350,15 @@ pub fn host_block(words: Vec<u32>) -> Result<HostBlock> {
     let requested = words.len() as u64 * 4;
     let pool = Pool::of(requested);
     let size = rounded(requested);
-    ensure_room("allocating host memory", size)?;
+    ensure_room("allocating host memory", size, Device::Cpu)?;
     Ok(with(|a| {
         a.stats.segment_alloc(Device::Cpu, pool, size);
         a.stats.activate(Device::Cpu, pool, size, requested);
         let id = a.new_id();
         let live = a.live_block(id, Device::Cpu, None, size, requested);
         a.live.insert(id, live);
+        a.note(Action::SegmentAlloc, id, size, Device::Cpu);
+        a.note(Action::Alloc, id, size, Device::Cpu);
         HostBlock {
             id,
             words,
@@ -382,13 +429,20 @@ pub fn clear_cache() -> u64 {
     with(|a| a.evict_while(|_| false))
 }
 
-/// Changes the reuse policy. Allowed only while nothing is allocated, as PyTorch requires.
+/// Changes the reuse policy. Allowed only while nothing is allocated, as PyTorch requires
+/// (the runtime's own uniform buffers aside).
 pub fn set_policy(policy: Policy) -> Result<()> {
     with(|a| {
-        let live = a.stats.allocation.get(Scope::All).current;
+        // The runtime's own uniform buffers live as long as it does and are never cached,
+        // so no policy applies to them: only the blocks of arrays and raw blocks count.
+        let live = a
+            .live
+            .values()
+            .filter(|b| b.usage != Some(Usage::Uniform))
+            .count();
         if live > 0 && a.policy != policy {
             return Err(Error::Value(format!(
-                "changeCurrentAllocator: {live} blocks are allocated; the policy can only change while none is"
+                "changeCurrentAllocator: {live} blocks are allocated; the policy can only change while no array or raw block holds memory"
             )));
         }
         a.evict_while(|_| false);
@@ -411,6 +465,25 @@ pub fn distrust_gpu_blocks() {
 /// Every peak becomes its current value.
 pub fn reset_peak_stats() {
     with(|a| a.stats.reset_peaks());
+}
+
+/// Starts recording the history (clearing what was kept), or stops it with `None`.
+pub fn record_history(recording: Option<Recording>) {
+    with(|a| a.history.set(recording));
+}
+
+/// The events recorded, oldest first.
+pub fn history() -> Vec<Event> {
+    with(|a| a.history.events())
+}
+
+/// An owner let go of block `id` (an array's copy); the block is freed once nothing else, such
+/// as unsubmitted work, holds it.
+pub(crate) fn note_free_request(id: u64, bytes: u64, device: Device) {
+    let _ = ALLOCATOR.try_with(|a| {
+        a.borrow_mut()
+            .note(Action::FreeRequested, id, bytes, device)
+    });
 }
 
 /// Which byte count a PyTorch-style `reset_max_memory_*` call resets.
@@ -461,7 +534,14 @@ pub fn record_retry() {
 
 /// Counts an allocation that failed for good after a retry.
 pub fn record_oom() {
-    with(|a| a.stats.num_ooms += 1);
+    with(|a| {
+        a.stats.num_ooms += 1;
+        let (size, device, context) = a.refused.take().unwrap_or((0, Device::Gpu, None));
+        // Recorded as the refused request's, which ran in its node's context.
+        let current = std::mem::replace(&mut a.context, context);
+        a.note(Action::Oom, 0, size, device);
+        a.context = current;
+    });
 }
 
 /// Counts a wait for every stream (`synchronize()` with no stream).

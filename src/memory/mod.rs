@@ -8,6 +8,7 @@
 pub mod allocator;
 pub mod block;
 pub mod device_errors;
+pub mod history;
 pub mod policy;
 pub mod stats;
 pub mod summary;

@@ -1,4 +1,5 @@
-//! Size classes, rounding, and the rules that decide whether a cached buffer serves a request.
+//! Size classes, rounding, and the reuse policies that decide whether a cached buffer serves a
+//! request.
 
 /// Requests under this many bytes go to the small pool.
 pub const SMALL_POOL_LIMIT: u64 = 1 << 20;
@@ -55,47 +56,79 @@ pub fn rounded(bytes: u64) -> u64 {
     bytes.max(1).div_ceil(unit) * unit
 }
 
-/// How freed buffers are reused (`changeCurrentAllocator`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// MLX's rule: the smallest cached buffer at least as big as the request and smaller than
-    /// both twice the request and the request plus two rounding units.
-    BestFit,
-    /// Only a cached buffer of exactly the request's rounded size.
-    Exact,
-    /// No cache: freed buffers are destroyed.
-    None,
-}
+mod best_fit;
+mod exact;
+mod no_cache;
 
-impl Policy {
-    /// `"best-fit"`, `"exact"` or `"none"`.
-    pub fn parse(name: &str) -> Option<Policy> {
-        match name {
-            "best-fit" => Some(Policy::BestFit),
-            "exact" => Some(Policy::Exact),
-            "none" => Some(Policy::None),
-            _ => None,
-        }
-    }
+/// One rule for reusing freed buffers (torch_npu's pluggable allocator, reduced to what a page
+/// can use safely). A new policy is one file implementing this, listed in [`POLICIES`].
+pub trait Reuse: Sync {
+    /// The name `changeCurrentAllocator` takes.
+    fn name(&self) -> &'static str;
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::BestFit => "best-fit",
-            Policy::Exact => "exact",
-            Policy::None => "none",
-        }
+    /// Whether freed buffers are kept at all; without a cache they are destroyed.
+    fn caches(&self) -> bool {
+        true
     }
 
     /// Whether a cached buffer of `size` bytes may serve a request whose rounded size is
-    /// `request`, both of `pool`.
+    /// `request`, both of `pool`. Of the buffers that fit, the allocator takes the smallest.
+    fn fits(&self, size: u64, request: u64, pool: Pool) -> bool;
+}
+
+/// Every policy, the default first.
+pub const POLICIES: [Policy; 3] = [Policy::BEST_FIT, Policy::EXACT, Policy::NONE];
+
+/// The allocator's current reuse rule (`changeCurrentAllocator`).
+#[derive(Clone, Copy)]
+pub struct Policy(&'static dyn Reuse);
+
+impl Policy {
+    /// MLX's rule (the default); see [`best_fit::BestFit`].
+    pub const BEST_FIT: Policy = Policy(&best_fit::BestFit);
+    /// Only a buffer of the request's rounded size.
+    pub const EXACT: Policy = Policy(&exact::Exact);
+    /// No cache: freed buffers are destroyed.
+    pub const NONE: Policy = Policy(&no_cache::NoCache);
+
+    /// The policy of this name, such as `"best-fit"`.
+    pub fn parse(name: &str) -> Option<Policy> {
+        POLICIES.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Every policy's name, quoted and joined for an error message.
+    pub fn names() -> String {
+        let quoted: Vec<String> = POLICIES
+            .iter()
+            .map(|p| format!("\"{}\"", p.name()))
+            .collect();
+        quoted.join(", ")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn caches(self) -> bool {
+        self.0.caches()
+    }
+
     pub fn fits(self, size: u64, request: u64, pool: Pool) -> bool {
-        match self {
-            Policy::BestFit => {
-                size >= request && size < (2 * request).min(request + 2 * pool.rounding())
-            }
-            Policy::Exact => size == request,
-            Policy::None => false,
-        }
+        self.0.caches() && self.0.fits(size, request, pool)
+    }
+}
+
+impl PartialEq for Policy {
+    fn eq(&self, other: &Policy) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Policy {}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -114,7 +147,7 @@ mod tests {
 
     #[test]
     fn best_fit_reuses_within_two_units_and_under_twice_the_request() {
-        let fits = |size, request| Policy::BestFit.fits(size, request, Pool::of(request));
+        let fits = |size, request| Policy::BEST_FIT.fits(size, request, Pool::of(request));
         assert!(fits(1024, 1024));
         assert!(fits(1280, 1024), "one unit over");
         assert!(!fits(1536, 1024), "two units over");
@@ -127,10 +160,10 @@ mod tests {
 
     #[test]
     fn exact_and_none_policies() {
-        assert!(Policy::Exact.fits(1024, 1024, Pool::Small));
-        assert!(!Policy::Exact.fits(1280, 1024, Pool::Small));
-        assert!(!Policy::None.fits(1024, 1024, Pool::Small));
-        assert_eq!(Policy::parse("best-fit"), Some(Policy::BestFit));
+        assert!(Policy::EXACT.fits(1024, 1024, Pool::Small));
+        assert!(!Policy::EXACT.fits(1280, 1024, Pool::Small));
+        assert!(!Policy::NONE.fits(1024, 1024, Pool::Small));
+        assert_eq!(Policy::parse("best-fit"), Some(Policy::BEST_FIT));
         assert_eq!(Policy::parse("lru"), None);
     }
 }

@@ -1,0 +1,97 @@
+//! `recordMemoryHistory` and `memoryHistory` (PyTorch's `_record_memory_history` and the
+//! events of its snapshots): the allocator's events, with the op that made each block and, on
+//! request, the JS stack of the call that allocated it.
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::Error;
+use crate::js::error::{JsResult, js};
+use crate::js::options::{Options, count_of};
+use crate::js::set_property as set;
+use crate::memory::allocator;
+use crate::memory::history::{Event, Recording, set_stack_provider};
+
+/// How many events are kept without `opts.maxEntries`.
+const DEFAULT_MAX_ENTRIES: usize = 100_000;
+
+/// Starts recording the allocator's events (clearing earlier ones) or, with `enabled: false`,
+/// stops (keeping them to read). `opts.maxEntries` bounds the ring (100,000 by default);
+/// `opts.stacks` keeps the JS stack of each allocating call, which costs a stack trace per
+/// event.
+#[wasm_bindgen(js_name = recordMemoryHistory)]
+pub fn record_memory_history(opts: JsValue) -> JsResult<()> {
+    let op = "recordMemoryHistory";
+    let opts = js(Options::parse(
+        op,
+        &opts,
+        &["enabled", "maxEntries", "stacks"],
+    ))?;
+    let enabled = match opts.get("enabled") {
+        None => true,
+        Some(v) => v.as_bool().ok_or_else(|| {
+            crate::js::error::to_js(Error::Value(format!(
+                "{op}: opts.enabled must be a boolean"
+            )))
+        })?,
+    };
+    let max_entries = match opts.get("maxEntries") {
+        None => DEFAULT_MAX_ENTRIES,
+        Some(v) => js(count_of(op, "opts.maxEntries", &v))?,
+    };
+    let stacks = js(opts.flag("stacks"))?;
+    if stacks {
+        set_stack_provider(js_stack);
+    }
+    allocator::record_history(enabled.then_some(Recording {
+        max_entries,
+        stacks,
+    }));
+    Ok(())
+}
+
+fn js_stack() -> Option<String> {
+    let error = js_sys::Error::new("");
+    js_sys::Reflect::get(&error, &"stack".into())
+        .ok()?
+        .as_string()
+}
+
+/// The events recorded, oldest first: `{action, id, bytes, device, stream, op, timeMs,
+/// stack?}`.
+#[wasm_bindgen(js_name = memoryHistory, unchecked_return_type = "MemoryEvent[]")]
+pub fn memory_history() -> js_sys::Array {
+    allocator::history().iter().map(event_to_js).collect()
+}
+
+fn event_to_js(event: &Event) -> JsValue {
+    let object = js_sys::Object::new();
+    set(&object, "action", event.action.name().into());
+    set(&object, "id", JsValue::from_f64(event.id as f64));
+    set(&object, "bytes", JsValue::from_f64(event.bytes as f64));
+    set(&object, "device", event.device.name().into());
+    let stream = event.stream.map_or(JsValue::NULL, |s| {
+        format!("{}:{}", s.device.name(), s.index).into()
+    });
+    set(&object, "stream", stream);
+    set(&object, "op", event.op.into());
+    set(&object, "timeMs", JsValue::from_f64(event.time_ms));
+    if let Some(stack) = &event.stack {
+        set(&object, "stack", stack.as_str().into());
+    }
+    object.into()
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const MEMORY_EVENT_TS: &str = r#"
+export interface MemoryEvent {
+  action: "alloc" | "free_requested" | "free_completed" | "segment_alloc" | "segment_free"
+    | "cache_hit" | "oom";
+  id: number;
+  bytes: number;
+  device: "cpu" | "gpu";
+  stream: string | null;
+  op: string;
+  timeMs: number;
+  stack?: string;
+}
+"#;
