@@ -92,6 +92,7 @@ impl Runtime {
             // Without WebGPU the gpu device runs on the CPU, and so do its blocks.
             _ => host_memory(bytes).map(Memory::Host),
         })?;
+        self.release_destroyed();
         Ok(RawBlock {
             bytes,
             stream,

@@ -236,6 +236,14 @@ impl Runtime {
         self.read(array).await
     }
 
+    /// Lets the GPU release the memory of buffers destroyed since the last submit (by a
+    /// freed raw block, a cache trim or `clearCache`); evaluations do it themselves.
+    pub fn release_destroyed(&self) {
+        if let Some(gpu) = self.gpu() {
+            gpu.release_destroyed();
+        }
+    }
+
     /// Why the GPU device was lost, if it was: the runtime then fails every call that needs
     /// the GPU, and a new runtime gets a new device.
     pub fn device_lost(&self) -> Option<String> {

@@ -441,3 +441,23 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
     assert!(busy > 50.0, "busy utilization {busy}");
     drop(y);
 }
+
+#[wasm_bindgen_test]
+async fn freed_raw_blocks_release_their_memory_without_other_gpu_work() {
+    let info = runtime_info().await;
+    if !get(&info, "gpu").as_bool().unwrap() {
+        return;
+    }
+    // The browser frees a destroyed buffer only once the queue moves past it. Before tandem
+    // moved the queue itself, 16 GB of freed blocks grew Chromium's GPU process past 12 GB
+    // and the device was lost; now memory stays bounded and the device usable.
+    let previous = tandem::js::memory::set_cache_limit(0.0).unwrap();
+    for _ in 0..1000 {
+        let block = caching_allocator_alloc((16u32 << 20).into(), on("gpu")).unwrap();
+        caching_allocator_delete(block.into()).unwrap();
+    }
+    tandem::js::memory::set_cache_limit(previous).unwrap();
+    let a = float_array(&[1.0, 2.0]);
+    let b = add(js_value(&a), js_value(&a), gpu()).unwrap();
+    assert_eq!(to_vec(&b).await, vec![2.0, 4.0]);
+}

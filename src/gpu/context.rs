@@ -117,6 +117,14 @@ impl GpuContext {
         self.queue.on_submitted_work_done(self.monitor.gpu.begin());
     }
 
+    /// Lets the queue move past buffers destroyed since the last submit, so that their memory
+    /// is released (see `allocator::take_destroyed`).
+    pub fn release_destroyed(&self) {
+        if crate::memory::allocator::take_destroyed() {
+            self.queue.submit([]);
+        }
+    }
+
     /// Whether passes can write GPU timestamps (for profiles).
     pub fn has_timestamps(&self) -> bool {
         self.features.contains(wgpu::Features::TIMESTAMP_QUERY)

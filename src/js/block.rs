@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::Error;
 use crate::js::error::{JsResult, js, to_js};
 use crate::js::options::{Options, byte_count, describe, property};
-use crate::js::runtime::with_started;
+use crate::js::runtime::{release_destroyed_buffers, with_started};
 use crate::raw_block::RawBlock;
 
 thread_local! {
@@ -97,6 +97,7 @@ impl Drop for Block {
     fn drop(&mut self) {
         let block = BLOCKS.with(|b| b.borrow_mut().remove(&self.handle));
         drop(block);
+        release_destroyed_buffers();
     }
 }
 
@@ -163,6 +164,7 @@ pub fn caching_allocator_delete(
     match raw {
         Some(raw) => {
             drop(raw);
+            release_destroyed_buffers();
             Ok(())
         }
         None => Err(to_js(Error::Value(format!(

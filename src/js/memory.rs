@@ -5,6 +5,7 @@ use wasm_bindgen::prelude::*;
 use crate::error::Error;
 use crate::js::error::{JsResult, to_js};
 use crate::js::options::byte_count;
+use crate::js::runtime::release_destroyed_buffers;
 use crate::js::set_property as set;
 use crate::memory::allocator::{self, SnapshotEntry};
 use crate::memory::summary::summary;
@@ -69,6 +70,7 @@ pub fn set_cache_limit(bytes: f64) -> JsResult<f64> {
     // The allocator stores "no limit" as u64::MAX.
     let limit = limit_arg("setCacheLimit", bytes).map_err(to_js)?;
     let previous = allocator::set_cache_limit(limit.unwrap_or(u64::MAX));
+    release_destroyed_buffers();
     Ok(limit_to_js(Some(previous).filter(|&l| l != u64::MAX)))
 }
 
@@ -76,6 +78,7 @@ pub fn set_cache_limit(bytes: f64) -> JsResult<f64> {
 #[wasm_bindgen(js_name = clearCache)]
 pub fn clear_cache() {
     allocator::clear_cache();
+    release_destroyed_buffers();
 }
 
 /// Every statistic under PyTorch's flat key names, sorted.

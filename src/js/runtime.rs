@@ -105,6 +105,15 @@ pub fn max_buffer_size() -> Option<u64> {
     with_started(|rt| rt.and_then(|rt| rt.gpu().map(|gpu| gpu.limits().max_buffer_size)))
 }
 
+/// Lets the GPU release buffers that a JS call destroyed (see `Runtime::release_destroyed`).
+pub fn release_destroyed_buffers() {
+    with_started(|rt| {
+        if let Some(rt) = rt {
+            rt.release_destroyed();
+        }
+    });
+}
+
 /// Runs `f` with the page's runtime, if it has started.
 pub fn with_started<T>(f: impl FnOnce(Option<&Runtime>) -> T) -> T {
     RUNTIME.with(|r| f(r.borrow().as_deref()))

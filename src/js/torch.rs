@@ -112,6 +112,7 @@ pub fn max_memory_cached(device: JsValue) -> JsResult<f64> {
 #[wasm_bindgen(js_name = emptyCache)]
 pub fn empty_cache() {
     allocator::clear_cache();
+    crate::js::runtime::release_destroyed_buffers();
 }
 
 /// The peak of [`memory_allocated`] becomes its current value, for the device or in every
@@ -297,7 +298,9 @@ pub fn change_current_allocator(policy: JsValue) -> JsResult<()> {
                 describe(&policy)
             ))
         });
-    js(policy.and_then(allocator::set_policy))
+    let changed = policy.and_then(allocator::set_policy);
+    crate::js::runtime::release_destroyed_buffers();
+    js(changed)
 }
 
 /// MLX's `set_wired_limit`: the value is kept and the previous one returned. A browser gives a

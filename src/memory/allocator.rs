@@ -46,6 +46,9 @@ struct Allocator {
     retry_pending: bool,
     /// The last request refused while a retry was pending: the OOM's, if the retry fails.
     refused: Option<(u64, Device, Option<Context>)>,
+    /// Whether a GPU buffer was destroyed since the queue last moved: see
+    /// [`take_destroyed`].
+    destroyed: bool,
     history: History,
 }
 
@@ -87,6 +90,7 @@ thread_local! {
         context: None,
         retry_pending: false,
         refused: None,
+        destroyed: false,
         history: History::default(),
     });
 }
@@ -184,7 +188,7 @@ impl Allocator {
             self.note(Action::SegmentFree, oldest.id, oldest.size, Device::Gpu);
             self.stats
                 .segment_free(Device::Gpu, oldest.pool, oldest.size);
-            oldest.buffer.destroy();
+            destroy_buffer(&mut self.destroyed, &oldest.buffer);
         }
         freed
     }
@@ -198,7 +202,7 @@ impl Allocator {
         if !cacheable || block.size > self.cache_limit {
             self.note(Action::SegmentFree, block.id, block.size, Device::Gpu);
             self.stats.segment_free(Device::Gpu, block.pool, block.size);
-            block.buffer.destroy();
+            destroy_buffer(&mut self.destroyed, &block.buffer);
             return;
         }
         self.cache_bytes += block.size;
@@ -409,6 +413,21 @@ pub fn cache_limit() -> u64 {
     with(|a| a.cache_limit)
 }
 
+/// Destroys `buffer`, noting that the queue must move for its memory to be released.
+fn destroy_buffer(destroyed: &mut bool, buffer: &wgpu::Buffer) {
+    buffer.destroy();
+    *destroyed = true;
+}
+
+/// Whether a GPU buffer was destroyed since the last call. The browser's WebGPU frees a
+/// destroyed buffer's memory only once the queue moves past it; without a submit, a page
+/// that only allocates and frees (raw blocks, cache trims) grows the GPU process without
+/// bound (measured: 12 GB, then the device was lost). Whoever holds the queue submits an
+/// empty batch when this is true.
+pub fn take_destroyed() -> bool {
+    with(|a| std::mem::take(&mut a.destroyed))
+}
+
 /// Destroys the cached buffers of `device`, which is going away.
 pub fn release_device(device: &wgpu::Device) {
     with(|a| {
@@ -419,7 +438,7 @@ pub fn release_device(device: &wgpu::Device) {
         for cached in gone {
             a.cache_bytes -= cached.size;
             a.stats.segment_free(Device::Gpu, cached.pool, cached.size);
-            cached.buffer.destroy();
+            destroy_buffer(&mut a.destroyed, &cached.buffer);
         }
     });
 }

@@ -276,6 +276,9 @@ impl Scheduler {
                     state.submit();
                     state.device_ooms = 0;
                 }
+                if let Some(gpu) = &self.gpu {
+                    gpu.release_destroyed();
+                }
                 return Ok(());
             }
             // Work recorded while this waits is confirmed by the next turn of the loop.

@@ -7,9 +7,10 @@ use crate::manifest::Manifest;
 use crate::{demo, package, setup};
 
 /// The benchmarks: name and page.
-const BENCHES: [(&str, &str); 2] = [
+const BENCHES: [(&str, &str); 3] = [
     ("split", "bench/split.html"),
     ("batching", "bench/batching.html"),
+    ("memory", "bench/memory.html"),
 ];
 
 pub fn bench(manifest: &Manifest, name: &str) -> Result<(), String> {

@@ -28,6 +28,8 @@ commands:
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
   bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting
+  bench memory      build, then run 2,000 random-sized raw GPU blocks under each allocator
+                    policy: device allocations, cache hits, peak bytes, time
   bench peers [--quick] [--only LIST] [--runtimes LIST]
                     build, install the peers (TF.js 4.22, jax-js 0.1.25) into bench/node_modules
                     with npm, and time tandem beside them, each runtime in a fresh headless
