@@ -89,3 +89,36 @@ async fn require_gpu_rejects_with_a_device_error_without_webgpu() {
         assert_eq!(get(&info, "gpu"), JsValue::TRUE);
     }
 }
+
+#[wasm_bindgen_test]
+async fn the_memory_tools_work_with_or_without_webgpu() {
+    let info = runtime_info().await;
+    let gpu = get(&info, "gpu").as_bool().unwrap();
+    // A raw block on the gpu stream lives where the gpu device's work runs.
+    let block = tandem::js::block::caching_allocator_alloc(4096.into(), on("gpu")).unwrap();
+    assert_eq!(block.device(), if gpu { "gpu" } else { "cpu" });
+    assert_eq!(block.buffer().is_null(), !gpu);
+    assert_eq!(tandem::js::block::gpu_device().is_null(), !gpu);
+    tandem::js::block::caching_allocator_delete(block.into()).unwrap();
+    let text = tandem::js::smi::smi(options(&[
+        ("query", "name,utilization.gpu,memory.total".into()),
+        ("format", "csv,noheader".into()),
+    ]))
+    .unwrap()
+    .as_string()
+    .unwrap();
+    let values: Vec<&str> = text.trim_end().split(", ").collect();
+    assert_eq!(values.len(), 3, "{text}");
+    assert_eq!(values[1] == "[N/A]", !gpu, "{text}");
+    assert!(values[2].ends_with(" MiB"), "{text}");
+    tandem::js::history::record_memory_history(JsValue::UNDEFINED).unwrap();
+    let a = array(floats(&[1.0, 2.0]), JsValue::UNDEFINED).unwrap();
+    let events = tandem::js::history::memory_history();
+    tandem::js::history::record_memory_history(options(&[("enabled", false.into())])).unwrap();
+    assert_eq!(
+        events.length(),
+        2,
+        "segment_alloc and alloc of a host array"
+    );
+    drop(a);
+}
