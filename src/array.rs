@@ -26,6 +26,8 @@ struct Node {
     primitive: Option<Primitive>,
     inputs: RefCell<Vec<Array>>,
     data: RefCell<Option<Data>>,
+    /// Where the page made it (a JS stack), kept only while the memory history asks.
+    origin: RefCell<Option<Rc<str>>>,
 }
 
 /// A handle to a node that does not keep it (or its data) alive.
@@ -127,11 +129,21 @@ impl Array {
             primitive,
             inputs: RefCell::new(inputs),
             data: RefCell::new(None),
+            origin: RefCell::new(None),
         }))
     }
 
     pub fn shape(&self) -> &[usize] {
         &self.0.shape
+    }
+
+    /// Notes where the page made this array, for the memory history's stacks.
+    pub fn set_origin(&self, origin: Rc<str>) {
+        *self.0.origin.borrow_mut() = Some(origin);
+    }
+
+    pub fn origin(&self) -> Option<Rc<str>> {
+        self.0.origin.borrow().clone()
     }
 
     pub fn dtype(&self) -> DType {

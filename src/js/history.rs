@@ -11,6 +11,9 @@ use crate::js::set_property as set;
 use crate::memory::allocator;
 use crate::memory::history::{Event, Recording, set_stack_provider};
 
+/// Frames a recorded stack may have, tandem's own included.
+const STACK_FRAMES: u32 = 64;
+
 /// How many events are kept without `opts.maxEntries`.
 const DEFAULT_MAX_ENTRIES: usize = 100_000;
 
@@ -49,11 +52,49 @@ pub fn record_memory_history(opts: JsValue) -> JsResult<()> {
     Ok(())
 }
 
+/// Notes where the page made `array` (the current JS stack) while the history records
+/// stacks, so that its blocks' events carry the page's call rather than the evaluation's.
+pub(crate) fn note_origin(array: &crate::array::Array) {
+    if allocator::history_wants_stacks()
+        && array.origin().is_none()
+        && let Some(stack) = js_stack()
+    {
+        array.set_origin(stack.into());
+    }
+}
+
+/// The JS stack of the current call, without the frames of tandem itself (its wasm and its
+/// glue), so that it starts at the page's own call; the whole stack if nothing else is left.
 fn js_stack() -> Option<String> {
+    // V8 keeps 10 frames by default, all of them tandem's own here: keep enough to reach
+    // the page's.
+    let constructor = js_sys::Reflect::get(&js_sys::global(), &"Error".into()).ok()?;
+    let limit_key = JsValue::from("stackTraceLimit");
+    let limit = js_sys::Reflect::get(&constructor, &limit_key).ok();
+    let _ = js_sys::Reflect::set(&constructor, &limit_key, &STACK_FRAMES.into());
     let error = js_sys::Error::new("");
-    js_sys::Reflect::get(&error, &"stack".into())
+    if let Some(limit) = limit {
+        let _ = js_sys::Reflect::set(&constructor, &limit_key, &limit);
+    }
+    let stack = js_sys::Reflect::get(&error, &"stack".into())
         .ok()?
-        .as_string()
+        .as_string()?;
+    let frames: Vec<&str> = stack
+        .lines()
+        .skip(1)
+        .filter(|line| !is_tandem_frame(line))
+        .collect();
+    Some(if frames.is_empty() {
+        stack
+    } else {
+        frames.join("\n")
+    })
+}
+
+fn is_tandem_frame(line: &str) -> bool {
+    ["tandem_bg.wasm", "/tandem.js:", "wasm-function["]
+        .iter()
+        .any(|mark| line.contains(mark))
 }
 
 /// The events recorded, oldest first: `{action, id, bytes, device, stream, op, timeMs,

@@ -46,6 +46,7 @@ pub(crate) fn handle_of(value: &JsValue) -> Option<u32> {
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
         point_symbol_dispose_at_dispose();
+        crate::js::history::note_origin(&array);
         // Handle 0 is never given out: borrowed and empty NDArrays use it.
         let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1).max(1)));
         let slot = Rc::new(RefCell::new(Some(array)));

@@ -42,6 +42,8 @@ struct Allocator {
     next_id: u64,
     /// The node being evaluated, for snapshots.
     context: Option<Context>,
+    /// Where the page made the node being evaluated (see [`with_origin`]).
+    origin: Option<Rc<str>>,
     /// Set while the scheduler can still flush and retry, so a failure is not yet an OOM.
     retry_pending: bool,
     /// The last request refused while a retry was pending: the OOM's, if the retry fails.
@@ -88,6 +90,7 @@ thread_local! {
         live: HashMap::default(),
         next_id: 1,
         context: None,
+        origin: None,
         retry_pending: false,
         refused: None,
         destroyed: false,
@@ -121,14 +124,18 @@ impl Allocator {
         if !self.history.is_recording() {
             return;
         }
-        let context = match self.live.get(&id) {
-            Some(live) => (live.stream, live.op),
+        let (context, origin) = match self.live.get(&id) {
+            Some(live) => ((live.stream, live.op), live.origin.clone()),
             None => (
-                self.context.map(|(s, _)| s),
-                self.context.map_or("data", |(_, op)| op),
+                (
+                    self.context.map(|(s, _)| s),
+                    self.context.map_or("data", |(_, op)| op),
+                ),
+                self.origin.clone(),
             ),
         };
-        self.history.record(action, (id, bytes, device), context);
+        self.history
+            .record(action, (id, bytes, device), context, origin);
     }
 
     fn live_block(
@@ -147,6 +154,7 @@ impl Allocator {
             requested,
             stream: self.context.map(|(s, _)| s),
             op: self.context.map_or("data", |(_, op)| op),
+            origin: self.origin.clone(),
         }
     }
 
@@ -537,6 +545,20 @@ pub fn in_context<T>(stream: Stream, op: &'static str, f: impl FnOnce() -> T) ->
     result
 }
 
+/// Runs `f` with `origin` (where the page made the node being evaluated) given to the blocks
+/// it allocates, for the history's stacks.
+pub fn with_origin<T>(origin: Option<Rc<str>>, f: impl FnOnce() -> T) -> T {
+    let previous = with(|a| std::mem::replace(&mut a.origin, origin));
+    let result = f();
+    with(|a| a.origin = previous);
+    result
+}
+
+/// Whether the history records stacks: the JS layer then notes where each array is made.
+pub fn history_wants_stacks() -> bool {
+    with(|a| a.history.wants_stacks())
+}
+
 /// Runs `f` as an attempt that the scheduler may retry after flushing, so a limit failure
 /// inside it is not yet counted as an OOM.
 pub fn as_retryable<T>(f: impl FnOnce() -> T) -> T {
@@ -586,6 +608,7 @@ pub fn snapshot() -> Vec<SnapshotEntry> {
                 requested: c.requested,
                 stream: None,
                 op: "",
+                origin: None,
             },
             state: "cached",
         });

@@ -177,6 +177,8 @@ pub struct LiveBlock {
     pub requested: u64,
     pub stream: Option<Stream>,
     pub op: &'static str,
+    /// Where the page made the array, when the history records stacks.
+    pub origin: Option<std::rc::Rc<str>>,
 }
 
 /// One record of [`snapshot`].

@@ -4,6 +4,7 @@
 
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use crate::profile::now_ms;
 use crate::stream::{Device, Stream};
@@ -96,19 +97,28 @@ impl History {
         self.recording.is_some()
     }
 
-    /// Keeps an event, dropping the oldest past the bound.
+    pub fn wants_stacks(&self) -> bool {
+        self.recording.is_some_and(|r| r.stacks)
+    }
+
+    /// Keeps an event, dropping the oldest past the bound. With stacks, an event's stack is
+    /// `origin` (where the page made the block's array), else the stack of the current call.
     pub fn record(
         &mut self,
         action: Action,
         (id, bytes, device): (u64, u64, Device),
         context: (Option<Stream>, &'static str),
+        origin: Option<Rc<str>>,
     ) {
         let Some(recording) = self.recording else {
             return;
         };
         let stack = recording
             .stacks
-            .then(|| STACK.with(Cell::get).and_then(|take| take()))
+            .then(|| match origin {
+                Some(origin) => Some(origin.to_string()),
+                None => STACK.with(Cell::get).and_then(|take| take()),
+            })
             .flatten();
         if self.events.len() >= recording.max_entries {
             self.events.pop_front();
@@ -142,14 +152,14 @@ mod tests {
     fn the_ring_keeps_the_newest_entries_and_nothing_when_idle() {
         let mut history = History::default();
         let block = |id| (id, 256, Device::Gpu);
-        history.record(Action::Alloc, block(1), (None, "data"));
+        history.record(Action::Alloc, block(1), (None, "data"), None);
         assert!(history.events().is_empty());
         history.set(Some(Recording {
             max_entries: 2,
             stacks: false,
         }));
         for id in 1..=3 {
-            history.record(Action::Alloc, block(id), (None, "data"));
+            history.record(Action::Alloc, block(id), (None, "data"), None);
         }
         let ids: Vec<u64> = history.events().iter().map(|e| e.id).collect();
         assert_eq!(ids, vec![2, 3]);

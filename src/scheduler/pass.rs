@@ -56,7 +56,9 @@ impl Pass<'_> {
                 return Ok(Step::Flush);
             }
             let op = node.primitive().map_or("data", |p| p.name());
-            let run = || self.try_run(&node, &inputs, &mut needs);
+            let origin = node.origin();
+            let run =
+                || allocator::with_origin(origin, || self.try_run(&node, &inputs, &mut needs));
             match allocator::in_context(node.stream(), op, run)? {
                 Some((data, true)) => {
                     let storage = data.storage.clone();

@@ -13,10 +13,7 @@ pub fn demo(manifest: &Manifest, headless: bool) -> Result<(), String> {
     setup::setup(manifest)?;
     package::build(manifest)?;
     if headless {
-        println!(
-            "{}",
-            run_page(manifest, "www/", "tandemDemo", Duration::from_secs(120))?
-        );
+        println!("{}", run_demo(manifest)?);
         return Ok(());
     }
     let package = root().join(&manifest.out_dir);
@@ -36,6 +33,17 @@ pub fn run_page(
     global: &str,
     timeout: Duration,
 ) -> Result<String, String> {
+    run_page_then(manifest, page, global, timeout, |_| Ok(String::new()))
+}
+
+/// As [`run_page`], then runs `then` on the finished page and appends what it returns.
+fn run_page_then(
+    manifest: &Manifest,
+    page: &str,
+    global: &str,
+    timeout: Duration,
+    then: impl FnOnce(&Browser) -> Result<String, String>,
+) -> Result<String, String> {
     let (folder, file) = page.split_once('/').unwrap_or((page, ""));
     let address = serve_pages(manifest, folder)?;
     let browser = Browser::launch(manifest)?;
@@ -45,9 +53,69 @@ pub fn run_page(
     let result = browser.wait_for(&script, timeout)?;
     let text = result["text"].as_str().unwrap_or_default().to_string();
     match result["state"].as_str() {
-        Some("done") => Ok(text),
+        Some("done") => Ok(text + &then(&browser)?),
         _ => Err(format!("the page in {folder}/ reported an error:\n{text}")),
     }
+}
+
+/// Where the demo's end-to-end run saves the history timeline.
+pub const HISTORY_SCREENSHOT: &str = "target/demo/history-timeline.png";
+
+/// Runs the demo page headless, then opens its memory history timeline, hovers the biggest
+/// band, and saves a screenshot of the panel to [`HISTORY_SCREENSHOT`].
+pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
+    run_page_then(
+        manifest,
+        "www/",
+        "tandemDemo",
+        Duration::from_secs(120),
+        open_history,
+    )
+}
+
+fn open_history(browser: &Browser) -> Result<String, String> {
+    browser.set_window_size(1000, 1400)?;
+    browser.eval(
+        "const panel = document.getElementById('history-panel'); \
+         panel.open = true; panel.scrollIntoView(); return null;",
+    )?;
+    let drawn = browser.wait_for(
+        "const h = window.tandemHistory; return h && h.state === 'drawn' ? h : null;",
+        Duration::from_secs(30),
+    )?;
+    let bands = drawn["bands"].as_u64().unwrap_or(0);
+    if bands == 0 {
+        return Err("the history timeline drew no bands".into());
+    }
+    // Hover the widest band, as a reader would, so that its op, size and stack show.
+    let info = browser.eval(
+        "const bands = [...document.querySelectorAll('#history .band')]; \
+         const area = (b) => { const r = b.getBBox(); return r.width * r.height; }; \
+         const band = bands.reduce((p, q) => (area(q) > area(p) ? q : p)); \
+         band.dispatchEvent(new MouseEvent('mouseenter')); \
+         return document.getElementById('history-info').textContent;",
+    )?;
+    let info = info.as_str().unwrap_or_default().to_string();
+    // The op and size, then the stack of the page's call that made the array.
+    if !info.contains(" on ") || !info.contains("main.js") {
+        return Err(format!("hovering a band showed {info:?}"));
+    }
+    // Drawn, the panel is taller than when it opened: bring all of it into view.
+    browser.eval("document.getElementById('history-panel').scrollIntoView(); return null;")?;
+    let png = browser.screenshot("#history-panel")?;
+    let path = root().join(HISTORY_SCREENSHOT);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(&path, &png).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let first_line = info.lines().next().unwrap_or_default();
+    Ok(format!(
+        "\nHistory timeline: {bands} bands of {} events; hovered: {first_line}\n\
+         screenshot: {HISTORY_SCREENSHOT} ({} bytes)",
+        drawn["events"],
+        png.len()
+    ))
 }
 
 /// Serves `folder` (relative to the repository root) at `/` and the package at `/pkg/` on a

@@ -62,12 +62,7 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     outcome?;
     step("demo page (built package, headless Chromium)");
     package::build(manifest)?;
-    match demo::run_page(
-        manifest,
-        "www/",
-        "tandemDemo",
-        std::time::Duration::from_secs(120),
-    ) {
+    match demo::run_demo(manifest) {
         Ok(text) => {
             println!("{text}");
             tally.passed += 1;

@@ -84,6 +84,31 @@ impl Browser {
         self.request("POST", &self.path("goog/cdp/execute"), Some(body))
     }
 
+    /// Resizes the viewport, so that a screenshot of a tall element is not cut off.
+    pub fn set_window_size(&self, width: u32, height: u32) -> Result<(), String> {
+        // Headless Chromium keeps its viewport whatever the window rect; the DevTools
+        // override sets the viewport itself.
+        let metrics = json!({
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false
+        });
+        self.cdp("Emulation.setDeviceMetricsOverride", metrics)
+            .map(drop)
+    }
+
+    /// A PNG of the first element that matches `css`, scrolled into view.
+    pub fn screenshot(&self, css: &str) -> Result<Vec<u8>, String> {
+        let body = json!({ "using": "css selector", "value": css });
+        let element = self.request("POST", &self.path("element"), Some(body))?;
+        // The W3C key of an element reference.
+        let id = element["element-6066-11e4-a52e-4f735466cecf"]
+            .as_str()
+            .ok_or_else(|| format!("no element matches {css}"))?
+            .to_string();
+        let png = self.request("GET", &self.path(&format!("element/{id}/screenshot")), None)?;
+        let text = png.as_str().ok_or("chromedriver sent no screenshot")?;
+        base64_decode(text)
+    }
+
     /// Evaluates `script` every 100 ms until it returns something other than `null`.
     pub fn wait_for(&self, script: &str, timeout: Duration) -> Result<Value, String> {
         let start = Instant::now();
@@ -182,6 +207,29 @@ fn processes_using(profile: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// Standard base64 (screenshots arrive so); whitespace is skipped.
+fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut bits, mut count) = (0u32, 0);
+    for byte in text
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
+    {
+        let value = ALPHABET
+            .iter()
+            .position(|&c| c == byte)
+            .ok_or_else(|| format!("invalid base64 byte {byte}"))?;
+        bits = (bits << 6) | value as u32;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    Ok(out)
+}
+
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
@@ -257,6 +305,16 @@ fn http_body(reply: &[u8]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decodes_base64() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(
+            base64_decode("iVBO\nRw==").unwrap(),
+            [0x89, 0x50, 0x4e, 0x47]
+        );
+        assert!(base64_decode("a*b").is_err());
+    }
 
     #[test]
     fn reads_plain_and_chunked_bodies() {
