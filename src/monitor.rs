@@ -8,10 +8,9 @@
 //! submit's end until its own end; `utilization.gpu` is the part of the sample period those
 //! spans cover. Readbacks are spans from the submit of their copy to the mapping's callback
 //! and make up `utilization.memory`. A span still open at sampling time counts until then: the
-//! queue is not empty. Both ends wait for the event loop, so a span is an upper bound on the
-//! work's own time, by the delay of one task; GPU timestamps would exclude that delay but
-//! need a resolve and a mapped readback per submit, which this monitor does not pay (see
-//! `docs/memory-api-map.md`).
+//! queue is not empty. Where the adapter has `timestamp-query`, each submit is also timed by
+//! two GPU timestamps (`gpu::submit_stamps`), and a span then counts that GPU time from its
+//! start rather than until the done report, which waits for the event loop.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -24,12 +23,40 @@ pub const MAX_PERIOD_MS: f64 = 60_000.0;
 /// Spans kept at most, whatever their age.
 const MAX_SPANS: usize = 65_536;
 
-/// One span of work: its start bound and, once reported, its end.
+/// One span of work: its start bound, once reported its end, and its GPU time when
+/// timestamps measured it.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     id: u64,
     start_ms: f64,
     end_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+}
+
+/// Reports the end of one span (cheap to clone; `Send`, for wgpu's callbacks).
+#[derive(Debug, Clone)]
+pub struct SpanEnd {
+    spans: Arc<Mutex<VecDeque<Span>>>,
+    id: u64,
+}
+
+impl SpanEnd {
+    /// The work finished now.
+    pub fn done(&self) {
+        self.update(|span| span.end_ms = Some(now_ms()));
+    }
+
+    /// Its GPU timestamps measured `ms` of work.
+    pub fn gpu_time(&self, ms: f64) {
+        self.update(|span| span.gpu_ms = Some(ms));
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Span)) {
+        let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(span) = spans.iter_mut().rev().find(|s| s.id == self.id) {
+            f(span);
+        }
+    }
 }
 
 /// Spans of work on one queue, in submit order. Cheap to clone; callbacks fill in the ends,
@@ -41,12 +68,12 @@ pub struct Activity {
 }
 
 impl Activity {
-    /// Records work submitted now; call the returned function when it has finished.
-    pub fn begin(&self) -> impl FnOnce() + Send + 'static {
+    /// Records work submitted now; report its end through the returned handle.
+    pub fn begin(&self) -> SpanEnd {
         self.begin_at(now_ms())
     }
 
-    fn begin_at(&self, start_ms: f64) -> impl FnOnce() + Send + 'static {
+    fn begin_at(&self, start_ms: f64) -> SpanEnd {
         let mut spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
         prune(&mut spans, start_ms);
         let id = self
@@ -56,9 +83,18 @@ impl Activity {
             id,
             start_ms,
             end_ms: None,
+            gpu_ms: None,
         });
-        let all = self.spans.clone();
-        move || finish(&all, id, now_ms())
+        SpanEnd {
+            spans: self.spans.clone(),
+            id,
+        }
+    }
+
+    /// How many of the kept spans GPU timestamps measured.
+    pub fn timed_spans(&self) -> usize {
+        let spans = self.spans.lock().unwrap_or_else(|e| e.into_inner());
+        spans.iter().filter(|s| s.gpu_ms.is_some()).count()
     }
 
     /// The fraction of `[now - period_ms, now]` during which work ran, from 0 to 1.
@@ -74,18 +110,17 @@ impl Activity {
         let mut previous_end = f64::NEG_INFINITY;
         for span in spans.iter() {
             let start = span.start_ms.max(previous_end);
-            let end = span.end_ms.unwrap_or(now).max(start).min(now);
+            // Timestamps give the work's own length; the done report comes a task later.
+            let reported = span.end_ms.unwrap_or(now);
+            let end = match span.gpu_ms {
+                Some(ms) => (start + ms).min(reported),
+                None => reported,
+            };
+            let end = end.max(start).min(now);
             busy += (end.min(now) - start.max(from)).max(0.0);
             previous_end = end;
         }
         (busy / period_ms).clamp(0.0, 1.0)
-    }
-}
-
-fn finish(spans: &Mutex<VecDeque<Span>>, id: u64, end_ms: f64) {
-    let mut spans = spans.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(span) = spans.iter_mut().rev().find(|s| s.id == id) {
-        span.end_ms = Some(end_ms);
     }
 }
 
@@ -362,17 +397,19 @@ mod tests {
         // Two submits 0 and 10 ms; the first ends at 40, the second at 50: busy 0..50.
         let first = activity.begin_at(0.0);
         let second = activity.begin_at(10.0);
-        finish(&activity.spans, 0, 40.0);
-        finish(&activity.spans, 1, 50.0);
-        drop((first, second));
+        first.update(|s| s.end_ms = Some(40.0));
+        second.update(|s| s.end_ms = Some(50.0));
         assert!((activity.busy_fraction_at(100.0, 100.0) - 0.5).abs() < 1e-9);
         // Only the last 60 ms: 40..50 of it was busy.
         assert!((activity.busy_fraction_at(100.0, 60.0) - 10.0 / 60.0).abs() < 1e-9);
         // An open span counts until now.
-        let _open = activity.begin_at(90.0);
+        let open = activity.begin_at(90.0);
         assert!((activity.busy_fraction_at(100.0, 20.0) - 0.5).abs() < 1e-9);
         // Idle later on.
-        finish(&activity.spans, 2, 100.0);
+        open.update(|s| s.end_ms = Some(100.0));
         assert_eq!(activity.busy_fraction_at(1000.0, 500.0), 0.0);
+        // Timestamps that measured 2 ms of the 10 ms span count 2 ms.
+        open.gpu_time(2.0);
+        assert!((activity.busy_fraction_at(100.0, 20.0) - 0.1).abs() < 1e-9);
     }
 }

@@ -238,3 +238,21 @@ fn a_history_records_a_scripted_sequence_in_order() {
         ]
     );
 }
+
+#[test]
+fn submits_are_timed_by_gpu_timestamps_where_the_adapter_has_them() {
+    let runtime = gpu_runtime();
+    let gpu = runtime.gpu().unwrap();
+    let x = tandem::ops::random::uniform(&[256, 256], [3, 1], 0.0, 1.0, Device::Gpu).unwrap();
+    let y = tandem::ops::matmul(&x, &x, Device::Gpu).unwrap();
+    pollster::block_on(runtime.evaluate(&[y])).unwrap();
+    confirm(&runtime);
+    // Mapping callbacks run as the device is polled; a later synchronize polls it again.
+    confirm(&runtime);
+    let busy = gpu.monitor.gpu.busy_fraction(60_000.0);
+    assert!(busy > 0.0, "the matmul's submit was not recorded");
+    match &gpu.stamps {
+        Some(_) => assert!(gpu.monitor.gpu.timed_spans() > 0, "no submit was timed"),
+        None => assert_eq!(gpu.monitor.gpu.timed_spans(), 0),
+    }
+}

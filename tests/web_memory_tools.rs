@@ -439,6 +439,20 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
     }
     let busy = utilization(500);
     assert!(busy > 50.0, "busy utilization {busy}");
+    // Where the adapter has timestamp-query (SwiftShader does), GPU timestamps timed the
+    // submits, and getDeviceProperties says which measure is in use.
+    let timed = tandem::js::runtime::with_started(|rt| {
+        let gpu = rt.unwrap().gpu().unwrap();
+        (gpu.stamps.is_some(), gpu.monitor.gpu.timed_spans())
+    });
+    let props = tandem::js::torch::get_device_properties(JsValue::UNDEFINED).unwrap();
+    let from = get(&props, "utilizationFrom").as_string().unwrap();
+    if timed.0 {
+        assert!(timed.1 > 0, "no submit was timed by timestamps");
+        assert_eq!(from, "timestamp-query");
+    } else {
+        assert_eq!(from, "submit-to-done");
+    }
     drop(y);
 }
 

@@ -9,6 +9,7 @@ use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
 use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
 use crate::gpu::params::ParamRing;
 use crate::gpu::pipelines::PipelineCache;
+use crate::gpu::submit_stamps::SubmitStamps;
 use crate::monitor::Monitor;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
@@ -54,6 +55,8 @@ pub struct GpuContext {
     submits: Cell<u64>,
     /// When the queue was busy, for `smi()`'s utilization.
     pub monitor: Monitor,
+    /// GPU timestamps around each submit, where the adapter has `timestamp-query`.
+    pub stamps: Option<SubmitStamps>,
     adapter: AdapterSummary,
     limits: wgpu::Limits,
     features: wgpu::Features,
@@ -97,6 +100,9 @@ impl GpuContext {
             )),
             submits: Cell::new(0),
             monitor: Monitor::default(),
+            stamps: features
+                .contains(wgpu::Features::TIMESTAMP_QUERY)
+                .then(|| SubmitStamps::new(&device, &queue)),
             device,
             queue,
             bind_groups: BindGroupCache::default(),
@@ -111,10 +117,16 @@ impl GpuContext {
         self.submits.get()
     }
 
-    /// Counts a submit made just now and times its work for the monitor.
-    pub(crate) fn count_submit(&self) {
+    /// Counts a submit made just now and times its work for the monitor: until the queue
+    /// reports it done and, if the batch took timestamps in `stamp`, by them.
+    pub(crate) fn count_submit(&self, stamp: Option<usize>) {
         self.submits.set(self.submits.get() + 1);
-        self.queue.on_submitted_work_done(self.monitor.gpu.begin());
+        let end = self.monitor.gpu.begin();
+        if let (Some(slot), Some(stamps)) = (stamp, &self.stamps) {
+            let timed = end.clone();
+            stamps.read(slot, move |ms| timed.gpu_time(ms));
+        }
+        self.queue.on_submitted_work_done(move || end.done());
     }
 
     /// Lets the queue move past buffers destroyed since the last submit, so that their memory

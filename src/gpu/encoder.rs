@@ -59,6 +59,8 @@ pub struct CommandBatch {
     /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
     /// handing them out again while this work has yet to run.
     keep_alive: Vec<GpuBuffer>,
+    /// The monitor's timestamp slot of this batch (see `gpu::submit_stamps`).
+    stamp: Option<usize>,
 }
 
 /// What a batch records for a profile: each dispatch's kernel and, where the adapter has
@@ -80,6 +82,7 @@ impl CommandBatch {
             profiler: None,
             profile: None,
             keep_alive: Vec::new(),
+            stamp: None,
         }
     }
 
@@ -114,11 +117,16 @@ impl CommandBatch {
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         self.pass = None;
         self.encoder.get_or_insert_with(|| {
-            self.gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("tandem batch"),
-                })
+            let mut encoder =
+                self.gpu
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("tandem batch"),
+                    });
+            if let Some(stamps) = &self.gpu.stamps {
+                self.stamp = stamps.begin(&mut encoder);
+            }
+            encoder
         })
     }
 
@@ -241,6 +249,9 @@ impl CommandBatch {
         self.maps.clear();
         self.keep_alive.clear();
         self.profile = None;
+        if let (Some(slot), Some(stamps)) = (self.stamp.take(), &self.gpu.stamps) {
+            stamps.release(slot);
+        }
     }
 
     /// Submits what was recorded, then maps its readbacks; nothing happens when the batch is
@@ -258,12 +269,16 @@ impl CommandBatch {
         let mut index = None;
         if let Some(mut encoder) = self.encoder.take() {
             let gpu = &self.gpu;
+            let stamp = self.stamp.take();
+            if let (Some(slot), Some(stamps)) = (stamp, &gpu.stamps) {
+                stamps.end(&mut encoder, slot);
+            }
             crate::gpu::errors::maybe_spoil(&gpu.device, &mut encoder);
             index = Some(
                 gpu.errors
                     .watch(&gpu.device, || gpu.queue.submit([encoder.finish()])),
             );
-            self.gpu.count_submit();
+            self.gpu.count_submit(stamp);
         }
         // A profile covers one submit; the next dispatch starts another if still recording.
         if let (Some(profile), Some(profiler)) = (self.profile.take(), self.profiler.as_ref())
@@ -281,7 +296,7 @@ impl CommandBatch {
                 .buffer()
                 .slice(..map.bytes)
                 .map_async(wgpu::MapMode::Read, move |result| {
-                    transferred();
+                    transferred.done();
                     // The receiver is only dropped if its readback is, and then no one cares.
                     let _ = sender.send(result.map_err(|e| e.to_string()));
                 });

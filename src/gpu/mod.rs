@@ -11,5 +11,6 @@ pub mod ops;
 pub mod params;
 pub mod pipelines;
 pub mod readback;
+pub mod submit_stamps;
 
 pub use context::{AdapterSummary, GpuContext};

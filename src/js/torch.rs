@@ -241,6 +241,18 @@ pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
     set(&object, "name", name.into());
     set(&object, "vendor", vendor.into());
     set(&object, "architecture", architecture.into());
+    let timestamps = crate::js::runtime::with_started(|rt| {
+        rt.and_then(|rt| rt.gpu())
+            .is_some_and(|gpu| gpu.stamps.is_some())
+    });
+    let utilization_from = match (device, timestamps) {
+        (Device::Gpu, true) => JsValue::from("timestamp-query"),
+        (Device::Gpu, false) if crate::js::runtime::max_buffer_size().is_some() => {
+            JsValue::from("submit-to-done")
+        }
+        _ => JsValue::NULL,
+    };
+    set(&object, "utilizationFrom", utilization_from);
     set(
         &object,
         "totalMemory",
@@ -333,5 +345,7 @@ export interface DeviceProperties {
   maxComputeWorkgroupSizeX: number | null;
   maxComputeInvocationsPerWorkgroup: number | null;
   features: string[];
+  /** How smi() measures utilization.gpu on this device; null without a GPU. */
+  utilizationFrom: "timestamp-query" | "submit-to-done" | null;
 }
 "#;
