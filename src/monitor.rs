@@ -8,9 +8,10 @@
 //! submit's end until its own end; `utilization.gpu` is the part of the sample period those
 //! spans cover. Readbacks are spans from the submit of their copy to the mapping's callback
 //! and make up `utilization.memory`. A span still open at sampling time counts until then: the
-//! queue is not empty. Where the adapter has `timestamp-query`, each submit is also timed by
-//! two GPU timestamps (`gpu::submit_stamps`), and a span then counts that GPU time from its
-//! start rather than until the done report, which waits for the event loop.
+//! queue is not empty. Where the adapter has `timestamp-query`, and for a minute after each
+//! sample ([`Monitor::watch`]), each submit is also timed by two GPU timestamps
+//! (`gpu::submit_stamps`), and a span then counts that GPU time from its start rather than
+//! until the done report, which waits for the event loop.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -144,6 +145,23 @@ pub struct Monitor {
     pub gpu: Activity,
     /// Readbacks, from the submit of their copy to the mapping's callback.
     pub transfers: Activity,
+    /// Until when (ms) a page is sampling: see [`Monitor::watch`].
+    watched_until_ms: std::cell::Cell<f64>,
+}
+
+impl Monitor {
+    /// A page sampled the monitor: time submits by GPU timestamps for the longest sample
+    /// period from now. Timestamps cost a resolve and a mapped readback per submit (45% of
+    /// a native test of 100,000 tiny evaluations), which pages that never sample should not
+    /// pay; until the first sample, utilization comes from submit-to-done spans alone.
+    pub fn watch(&self) {
+        self.watched_until_ms.set(now_ms() + MAX_PERIOD_MS);
+    }
+
+    /// Whether submits should be timed by GPU timestamps now.
+    pub fn is_watched(&self) -> bool {
+        now_ms() < self.watched_until_ms.get()
+    }
 }
 
 /// A field of `nvidia-smi --query-gpu`, by its name there.

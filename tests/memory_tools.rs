@@ -243,6 +243,9 @@ fn a_history_records_a_scripted_sequence_in_order() {
 fn submits_are_timed_by_gpu_timestamps_where_the_adapter_has_them() {
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
+    // Submits are timed while a page samples the monitor.
+    assert!(!gpu.monitor.is_watched());
+    gpu.monitor.watch();
     let x = tandem::ops::random::uniform(&[256, 256], [3, 1], 0.0, 1.0, Device::Gpu).unwrap();
     let y = tandem::ops::matmul(&x, &x, Device::Gpu).unwrap();
     pollster::block_on(runtime.evaluate(&[y])).unwrap();

@@ -123,7 +123,9 @@ impl CommandBatch {
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                         label: Some("tandem batch"),
                     });
-            if let Some(stamps) = &self.gpu.stamps {
+            if let Some(stamps) = &self.gpu.stamps
+                && self.gpu.monitor.is_watched()
+            {
                 self.stamp = stamps.begin(&mut encoder);
             }
             encoder

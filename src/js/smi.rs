@@ -63,6 +63,7 @@ fn sample(period_ms: f64) -> Sample {
     let (utilization_gpu, utilization_memory) = with_started(|rt| {
         rt.and_then(|rt| rt.gpu())
             .map(|gpu| {
+                gpu.monitor.watch();
                 (
                     gpu.monitor.gpu.busy_fraction(period_ms),
                     gpu.monitor.transfers.busy_fraction(period_ms),

@@ -345,7 +345,8 @@ export interface DeviceProperties {
   maxComputeWorkgroupSizeX: number | null;
   maxComputeInvocationsPerWorkgroup: number | null;
   features: string[];
-  /** How smi() measures utilization.gpu on this device; null without a GPU. */
+  /** How smi() measures utilization.gpu on this device (timestamps for a minute after each
+   * smi() call, where the adapter has them); null without a GPU. */
   utilizationFrom: "timestamp-query" | "submit-to-done" | null;
 }
 "#;
