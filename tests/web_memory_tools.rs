@@ -148,6 +148,8 @@ async fn a_bounded_history_keeps_the_newest_events_and_bad_options_are_errors() 
         options(&[("maxEntries", (-1).into())]),
         options(&[("enabled", "yes".into())]),
         options(&[("stack", true.into())]),
+        true.into(),
+        options(&[("maxEntries", 1.5.into())]),
     ] {
         let err = record_memory_history(bad).unwrap_err();
         assert!(
@@ -290,6 +292,17 @@ async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
         "{}",
         describe(&err)
     );
+    // Zero bytes is a valid request for the smallest block; options first is not.
+    let empty = caching_allocator_alloc(0.into(), on("gpu")).unwrap();
+    assert_eq!((empty.bytes(), empty.size()), (0.0, rounded(0) as f64));
+    let empty: JsValue = empty.into();
+    caching_allocator_delete(empty.clone()).unwrap();
+    assert_eq!(get(&empty, "deleted").as_bool(), Some(true));
+    assert!(get(&empty, "buffer").is_null(), "a deleted block has no buffer");
+    let err = caching_allocator_alloc(on("gpu"), JsValue::UNDEFINED).err().unwrap();
+    assert!(describe(&err).contains("bytes must be a number"), "{}", describe(&err));
+    let err = caching_allocator_alloc(16.into(), "gpu".into()).err().unwrap();
+    assert!(describe(&err).starts_with("ValueError"), "{}", describe(&err));
     let host = caching_allocator_alloc(10.into(), on("cpu")).unwrap();
     assert_eq!(host.device(), "cpu");
     assert!(host.buffer().is_null());
@@ -394,6 +407,10 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
         options(&[("format", "json".into())]),
         options(&[("periodMs", 0.into())]),
         options(&[("querry", "name".into())]),
+        options(&[("periodMs", f64::NAN.into())]),
+        options(&[("periodMs", 120_000.into())]),
+        options(&[("query", "".into())]),
+        "csv".into(),
     ] {
         let err = smi(bad).unwrap_err();
         assert!(
