@@ -42,8 +42,8 @@ function requests(seed) {
 }
 
 // Runs the workload; resolves to its wall time. Blocks are freed at the end of their step,
-// after a synchronize: WebGPU confirms a buffer's creation asynchronously, and only a
-// confirmed buffer is cached (see docs/memory-api-map.md).
+// after a synchronize: WebGPU confirms a buffer's creation asynchronously, and a freed
+// buffer is handed out again only once confirmed (see docs/memory-api-map.md).
 async function workload(plan) {
   const live = [];
   const start = performance.now();

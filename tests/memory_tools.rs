@@ -259,3 +259,35 @@ fn submits_are_timed_by_gpu_timestamps_where_the_adapter_has_them() {
         None => assert_eq!(gpu.monitor.gpu.timed_spans(), 0),
     }
 }
+
+#[test]
+fn a_block_freed_before_the_gpu_confirms_it_waits_in_the_cache_for_the_report() {
+    let runtime = gpu_runtime();
+    allocator::clear_cache();
+    let early = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    drop(early);
+    assert_eq!(cache_bytes(), rounded(8 * KIB), "kept, awaiting its report");
+    let hits = stats().num_cache_hits;
+    let meanwhile = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    assert_eq!(stats().num_cache_hits, hits, "not handed out unconfirmed");
+    drop(meanwhile);
+    confirm(&runtime);
+    let later = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    assert_eq!(
+        stats().num_cache_hits,
+        hits + 1,
+        "confirmed, it serves a request"
+    );
+    drop(later);
+    allocator::clear_cache();
+
+    // One the GPU could not create is destroyed when its report comes.
+    let reserved = stats().reserved_bytes.get(Scope::Gpu).current;
+    tandem::memory::device_errors::fail_next_buffers_for_tests(1);
+    let failed = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    drop(failed);
+    assert_eq!(cache_bytes(), rounded(8 * KIB));
+    let _ = pollster::block_on(runtime.synchronize());
+    assert_eq!(cache_bytes(), 0, "the failed buffer was destroyed");
+    assert_eq!(stats().reserved_bytes.get(Scope::Gpu).current, reserved);
+}

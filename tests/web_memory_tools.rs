@@ -218,8 +218,8 @@ async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
     let allocated = memory_allocated("gpu".into()).unwrap();
     let reserved = memory_reserved("gpu".into()).unwrap();
     let block = caching_allocator_alloc(4000.into(), on("gpu")).unwrap();
-    // WebGPU reports a buffer's creation asynchronously; the next flush confirms it, and only
-    // a confirmed buffer goes back to the cache.
+    // WebGPU reports a buffer's creation asynchronously; the next flush confirms it, and a
+    // freed buffer is handed out again only once confirmed.
     synchronize().await;
     assert_eq!(block.bytes(), 4000.0);
     assert_eq!(block.size(), rounded(4000) as f64);
@@ -298,11 +298,26 @@ async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
     let empty: JsValue = empty.into();
     caching_allocator_delete(empty.clone()).unwrap();
     assert_eq!(get(&empty, "deleted").as_bool(), Some(true));
-    assert!(get(&empty, "buffer").is_null(), "a deleted block has no buffer");
-    let err = caching_allocator_alloc(on("gpu"), JsValue::UNDEFINED).err().unwrap();
-    assert!(describe(&err).contains("bytes must be a number"), "{}", describe(&err));
-    let err = caching_allocator_alloc(16.into(), "gpu".into()).err().unwrap();
-    assert!(describe(&err).starts_with("ValueError"), "{}", describe(&err));
+    assert!(
+        get(&empty, "buffer").is_null(),
+        "a deleted block has no buffer"
+    );
+    let err = caching_allocator_alloc(on("gpu"), JsValue::UNDEFINED)
+        .err()
+        .unwrap();
+    assert!(
+        describe(&err).contains("bytes must be a number"),
+        "{}",
+        describe(&err)
+    );
+    let err = caching_allocator_alloc(16.into(), "gpu".into())
+        .err()
+        .unwrap();
+    assert!(
+        describe(&err).starts_with("ValueError"),
+        "{}",
+        describe(&err)
+    );
     let host = caching_allocator_alloc(10.into(), on("cpu")).unwrap();
     assert_eq!(host.device(), "cpu");
     assert!(host.buffer().is_null());

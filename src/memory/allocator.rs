@@ -172,7 +172,8 @@ impl Allocator {
             .iter()
             .enumerate()
             .filter(|(_, c)| {
-                c.usage == usage
+                !c.unconfirmed
+                    && c.usage == usage
                     && c.pool == pool
                     && &c.device == device
                     && policy.fits(c.size, size, pool)
@@ -419,6 +420,29 @@ pub fn set_cache_limit(limit: u64) -> u64 {
 
 pub fn cache_limit() -> u64 {
     with(|a| a.cache_limit)
+}
+
+/// The GPU reported on a buffer that was freed before the report came: a created one may now
+/// be handed out from the cache; one it could not create is destroyed.
+pub(crate) fn settle_unconfirmed(serial: u64, created: bool) {
+    with(|a| {
+        let Some(index) = a
+            .cache
+            .iter()
+            .position(|c| c.serial == serial && c.unconfirmed)
+        else {
+            return;
+        };
+        if created {
+            a.cache[index].unconfirmed = false;
+            return;
+        }
+        let cached = a.cache.remove(index);
+        a.cache_bytes -= cached.size;
+        a.note(Action::SegmentFree, cached.id, cached.size, Device::Gpu);
+        a.stats.segment_free(Device::Gpu, cached.pool, cached.size);
+        destroy_buffer(&mut a.destroyed, &cached.buffer);
+    });
 }
 
 /// Destroys `buffer`, noting that the queue must move for its memory to be released.

@@ -70,7 +70,7 @@ pub struct GpuBlock {
     /// Set when the GPU reported that it could not create the buffer.
     pub(crate) lost: std::cell::Cell<bool>,
     /// Set while the GPU has yet to report whether it created the buffer. A buffer dropped
-    /// in that state is destroyed, not cached: its report can no longer reach it.
+    /// in that state is cached but not handed out until its report confirms it.
     pub(crate) unconfirmed: std::cell::Cell<bool>,
 }
 
@@ -123,10 +123,11 @@ impl Drop for GpuBlock {
             buffer: self.buffer.clone(),
             id: self.id,
             serial: self.serial,
+            unconfirmed: self.unconfirmed.get(),
         };
         // A distrusted block may belong to a lost device, whose buffer ids a new device
         // reuses: it is destroyed, never cached.
-        let discard = self.discard.get() || self.unconfirmed.get() || self.is_lost();
+        let discard = self.discard.get() || self.is_lost();
         release_gpu(cached, discard);
     }
 }
@@ -165,6 +166,9 @@ pub(crate) struct Cached {
     pub(crate) buffer: wgpu::Buffer,
     pub(crate) id: u64,
     pub(crate) serial: u64,
+    /// Freed before the GPU reported its creation: kept, but not handed out, until the
+    /// report confirms it (see `device_errors::verify`).
+    pub(crate) unconfirmed: bool,
 }
 
 /// What `memorySnapshot` reports of a live block.

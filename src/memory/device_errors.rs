@@ -19,6 +19,8 @@ type Report = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 /// A buffer whose creation has not been confirmed yet.
 struct Unverified {
     block: Weak<GpuBlock>,
+    /// The buffer's serial, to find it in the cache if the block was freed meanwhile.
+    serial: u64,
     requested: u64,
     report: Report,
 }
@@ -54,6 +56,7 @@ pub(crate) fn create_watched(
         UNVERIFIED.with(|u| {
             u.borrow_mut().push(Unverified {
                 block: Rc::downgrade(block),
+                serial: block.serial,
                 requested,
                 report,
             })
@@ -87,23 +90,26 @@ pub async fn verify() -> Result<()> {
     for unverified in pending {
         let report = unverified.report.await;
         awaiting.one_done();
-        reports.push((unverified.block, unverified.requested, report));
+        reports.push((
+            unverified.block,
+            unverified.serial,
+            unverified.requested,
+            report,
+        ));
     }
     let mut failure = None;
-    for (block, requested, report) in reports {
-        let block = block.upgrade();
-        let Some(error) = report else {
-            if let Some(block) = block {
-                block.confirm();
-            }
-            continue;
-        };
-        if let Some(block) = block {
-            block.mark_lost();
+    for (block, serial, requested, report) in reports {
+        match block.upgrade() {
+            Some(block) if report.is_none() => block.confirm(),
+            Some(block) => block.mark_lost(),
+            // Freed meanwhile: it waits in the cache for this report.
+            None => crate::memory::allocator::settle_unconfirmed(serial, report.is_none()),
         }
-        failure.get_or_insert(Error::MemoryLimit(format!(
-            "the GPU ran out of memory creating a buffer of {requested} bytes ({error})"
-        )));
+        if let Some(error) = report {
+            failure.get_or_insert(Error::MemoryLimit(format!(
+                "the GPU ran out of memory creating a buffer of {requested} bytes ({error})"
+            )));
+        }
     }
     failure.map_or(Ok(()), Err)
 }
