@@ -42,6 +42,8 @@ pub fn setup(manifest: &Manifest) -> Result<(), String> {
     );
     if installed.is_empty() {
         println!("setup: all tools present ({})", present.join(", "));
+    } else if present.is_empty() {
+        println!("setup: installed {}", installed.join(", "));
     } else {
         println!(
             "setup: installed {}; already present: {}",
