@@ -73,10 +73,14 @@ impl State {
             .flatten()
     }
 
+    /// Whether a batch holds recorded commands, or a node was recorded without any (an empty
+    /// result needs no dispatch): either way a submit is owed, and it is the submit that lets
+    /// recorded nodes go of their inputs.
     pub(super) fn has_unsubmitted_work(&self) -> bool {
-        [&self.early, &self.batch]
-            .into_iter()
-            .any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
+        !self.recorded.is_empty()
+            || [&self.early, &self.batch]
+                .into_iter()
+                .any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
     }
 
     /// Submits the early readbacks, then the recorded work; the recorded nodes let go of
