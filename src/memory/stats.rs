@@ -130,7 +130,11 @@ pub struct Stats {
     pub num_alloc_retries: u64,
     pub num_ooms: u64,
     pub num_sync_all_streams: u64,
+    /// GPU buffers created (`createBuffer` calls), as torch counts `cudaMalloc` calls. Host
+    /// copies are `Vec`s in wasm's heap, not device allocations: they count as `cpu`
+    /// segments, not here.
     pub num_device_alloc: u64,
+    /// GPU buffers destroyed.
     pub num_device_free: u64,
     pub num_cache_hits: u64,
     pub num_cache_misses: u64,
@@ -139,18 +143,22 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// A new buffer of `size` bytes was created.
+    /// A new segment of `size` bytes was created: a GPU buffer, or a host copy.
     pub(crate) fn segment_alloc(&mut self, device: Device, pool: Pool, size: u64) {
         self.segment.add(device, pool, 1);
         self.reserved_bytes.add(device, pool, size);
-        self.num_device_alloc += 1;
+        if device == Device::Gpu {
+            self.num_device_alloc += 1;
+        }
     }
 
-    /// A buffer of `size` bytes was destroyed.
+    /// A segment of `size` bytes was destroyed.
     pub(crate) fn segment_free(&mut self, device: Device, pool: Pool, size: u64) {
         self.segment.remove(device, pool, 1);
         self.reserved_bytes.remove(device, pool, size);
-        self.num_device_free += 1;
+        if device == Device::Gpu {
+            self.num_device_free += 1;
+        }
     }
 
     /// A buffer of `size` bytes went live for a request of `requested` bytes.
