@@ -18,8 +18,9 @@ pub const MAX_BUFFERS: usize = 4;
 /// asked for again (serials are not reused), so the bound is what frees them.
 const CAPACITY: usize = 4096;
 
-/// The buffer serials of a group, unused places 0 (no buffer has serial 0).
-type Key = [u64; MAX_BUFFERS];
+/// The parameter chunk's serial, then the buffer serials of a group, unused places 0 (no
+/// buffer has serial 0).
+type Key = [u64; MAX_BUFFERS + 1];
 
 #[derive(Debug, Default)]
 pub struct BindGroupCache {
@@ -27,17 +28,17 @@ pub struct BindGroupCache {
 }
 
 impl BindGroupCache {
-    /// Calls `use_group` with the group that binds `params` (the ring) at 0 and `buffers` at
-    /// 1, 2, …, creating it on first use.
+    /// Calls `use_group` with the group that binds `params` (a chunk of the ring) at 0 and
+    /// `buffers` at 1, 2, …, creating it on first use.
     pub fn with_group<T>(
         &self,
         device: &wgpu::Device,
         layout: &wgpu::BindGroupLayout,
-        params: &wgpu::Buffer,
+        params: &GpuBuffer,
         buffers: &[&GpuBuffer],
         use_group: impl FnOnce(&wgpu::BindGroup) -> T,
     ) -> T {
-        let key = key_of(buffers);
+        let key = key_of(params, buffers);
         if let Some(group) = self.groups.borrow().get(&key) {
             return use_group(group);
         }
@@ -61,24 +62,27 @@ impl BindGroupCache {
     }
 }
 
-fn key_of(buffers: &[&GpuBuffer]) -> Key {
+fn key_of(params: &GpuBuffer, buffers: &[&GpuBuffer]) -> Key {
     assert!(
         buffers.len() <= MAX_BUFFERS,
         "a kernel binds at most {MAX_BUFFERS} buffers"
     );
-    std::array::from_fn(|i| buffers.get(i).map_or(0, |b| b.serial()))
+    std::array::from_fn(|i| match i {
+        0 => params.serial(),
+        _ => buffers.get(i - 1).map_or(0, |b| b.serial()),
+    })
 }
 
 fn create(
     device: &wgpu::Device,
     layout: &wgpu::BindGroupLayout,
-    params: &wgpu::Buffer,
+    params: &GpuBuffer,
     buffers: &[&GpuBuffer],
 ) -> wgpu::BindGroup {
     let mut entries = vec![wgpu::BindGroupEntry {
         binding: 0,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer: params,
+            buffer: params.buffer(),
             offset: 0,
             size: std::num::NonZeroU64::new(PARAM_SLOT),
         }),

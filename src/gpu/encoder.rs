@@ -38,18 +38,20 @@ pub fn set_dispatches_per_submit(count: usize) {
     DISPATCHES_PER_SUBMIT.with(|c| c.set(count.clamp(1, PARAM_SLOTS)));
 }
 
-/// Dispatches recorded but not yet submitted. Its parameter blocks are consecutive in the ring
-/// because the runtime has one recording batch (the scheduler's): no other batch takes blocks
-/// while this one holds staged ones.
+/// Dispatches of one batch that a profile times; the rest of a longer batch go untimed.
+const PROFILED_DISPATCHES: usize = PARAM_SLOTS;
+
+/// Dispatches recorded but not yet submitted. The runtime has one recording batch (the
+/// scheduler's), so no other batch takes parameter blocks while this one holds staged ones.
 pub struct CommandBatch {
     gpu: Rc<GpuContext>,
     encoder: Option<wgpu::CommandEncoder>,
     /// The compute pass dispatches are recorded into; it must end before the encoder records
     /// anything else or finishes.
     pass: Option<wgpu::ComputePass<'static>>,
-    /// This batch's parameter blocks, padded to a block each, from ring block `first_slot`.
+    /// This batch's parameter blocks, padded to a block each, and the ring block of each.
     staged: Vec<u32>,
-    first_slot: usize,
+    slots: Vec<usize>,
     /// Readbacks recorded in this batch, mapped once it is submitted.
     maps: Vec<PendingMap>,
     /// The profiler this batch reports to while it records, if any.
@@ -77,7 +79,7 @@ impl CommandBatch {
             encoder: None,
             pass: None,
             staged: Vec::new(),
-            first_slot: 0,
+            slots: Vec::new(),
             maps: Vec::new(),
             profiler: None,
             profile: None,
@@ -103,7 +105,7 @@ impl CommandBatch {
             gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("tandem profile"),
                 ty: wgpu::QueryType::Timestamp,
-                count: 2 * PARAM_SLOTS as u32,
+                count: 2 * PROFILED_DISPATCHES as u32,
             })
         });
         self.profile = Some(BatchProfile {
@@ -135,27 +137,24 @@ impl CommandBatch {
     /// Records one dispatch of `kernel` with `params` as its parameter block and `buffers`
     /// (inputs, then the output) as bindings 1, 2, … Dispatches share one compute pass until
     /// a copy or the submit ends it: each pass costs the browser more than a dispatch does.
+    ///
+    /// The batch never submits on its own, however many dispatches one node records (the
+    /// parameter ring grows instead): only the scheduler submits, once the buffers the work
+    /// uses are confirmed. Fails only if the ring must grow past the memory limit.
     pub fn dispatch(
         &mut self,
         kernel: &Kernel,
         params: &[u32],
         buffers: &[&GpuBuffer],
         grid: (u32, u32, u32),
-    ) {
+    ) -> Result<()> {
         let words_per_slot = (PARAM_SLOT / 4) as usize;
-        // The scheduler submits every dispatches_per_submit() dispatches, between nodes, once
-        // the batch's buffers are confirmed; this only guards the parameter ring.
-        if self.staged.len() >= PARAM_SLOTS * words_per_slot {
-            self.submit();
-        }
-        let slot = self.gpu.params.take_slot();
-        if self.staged.is_empty() {
-            self.first_slot = slot;
-        }
+        let slot = self.gpu.params.take_slot(self.slots.len())?;
+        self.slots.push(slot);
         let start = self.staged.len();
         self.staged.extend_from_slice(params);
         self.staged.resize(start + words_per_slot, 0);
-        let offset = (slot as u64 * PARAM_SLOT) as u32;
+        let place = self.gpu.params.place(slot);
         self.keep_alive.extend(buffers.iter().map(|b| Rc::clone(b)));
         self.start_profile();
         let profiled = self.profile.is_some();
@@ -168,11 +167,12 @@ impl CommandBatch {
         gpu.bind_groups.with_group(
             &gpu.device,
             &kernel.layout,
-            gpu.params.buffer.buffer(),
+            &place.chunk,
             buffers,
-            |group| pass.set_bind_group(0, group, &[offset]),
+            |group| pass.set_bind_group(0, group, &[place.offset]),
         );
         pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+        Ok(())
     }
 
     /// Ends the open pass and begins another; while a profile records, each dispatch gets its
@@ -181,9 +181,12 @@ impl CommandBatch {
         self.pass = None;
         let queries = self.profile.as_mut().and_then(|p| {
             p.kernels.push(name.to_string());
+            // Dispatches past the query set's room go untimed.
+            let index = p.kernels.len() - 1;
             p.queries
                 .clone()
-                .map(|q| (q, 2 * (p.kernels.len() as u32 - 1)))
+                .filter(|_| index < PROFILED_DISPATCHES)
+                .map(|q| (q, 2 * index as u32))
         });
         let timestamp_writes =
             queries
@@ -235,7 +238,7 @@ impl CommandBatch {
 
     /// Dispatches recorded since the last submit.
     pub fn recorded_dispatches(&self) -> usize {
-        self.staged.len() / (PARAM_SLOT / 4) as usize
+        self.slots.len()
     }
 
     /// Whether nothing is recorded.
@@ -248,6 +251,7 @@ impl CommandBatch {
         self.pass = None;
         self.encoder = None;
         self.staged.clear();
+        self.slots.clear();
         self.maps.clear();
         self.keep_alive.clear();
         self.profile = None;
@@ -257,13 +261,23 @@ impl CommandBatch {
     }
 
     /// Submits what was recorded, then maps its readbacks; nothing happens when the batch is
-    /// empty.
+    /// empty. The caller has confirmed every buffer the work uses (see `device_errors`): a
+    /// command buffer that uses a buffer the GPU failed to create fails as a whole.
     pub fn submit(&mut self) {
-        if !self.staged.is_empty() {
+        debug_assert!(
+            self.encoder.is_none() || !crate::memory::device_errors::has_unverified(),
+            "a batch is submitted while a buffer it may use is unconfirmed"
+        );
+        self.submit_recorded();
+    }
+
+    fn submit_recorded(&mut self) {
+        if !self.slots.is_empty() {
             self.gpu
                 .params
-                .write(&self.gpu.queue, self.first_slot, &self.staged);
+                .write(&self.gpu.queue, &self.slots, &self.staged);
             self.staged.clear();
+            self.slots.clear();
         }
         let timestamps = self.resolve_timestamps();
         let submit_ms = now_ms();
@@ -311,7 +325,7 @@ impl CommandBatch {
     fn resolve_timestamps(&mut self) -> Option<Readback> {
         let profile = self.profile.as_ref()?;
         let queries = profile.queries.clone()?;
-        let count = 2 * profile.kernels.len() as u32;
+        let count = 2 * profile.kernels.len().min(PROFILED_DISPATCHES) as u32;
         if count == 0 {
             return None;
         }
@@ -332,7 +346,7 @@ impl Drop for CommandBatch {
     /// Recorded work is submitted even when evaluation stops early on an error, because the
     /// nodes already recorded hold buffers that only this work fills.
     fn drop(&mut self) {
-        self.submit();
+        self.submit_recorded();
     }
 }
 

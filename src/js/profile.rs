@@ -69,7 +69,10 @@ fn gpu_batch(batch: &GpuBatch) -> JsValue {
         .map(|(i, kernel)| {
             let dispatch = js_sys::Object::new();
             set(&dispatch, "kernel", kernel.as_str().into());
-            let ms = batch.dispatch_ms.as_ref().map(|times| times[i]);
+            let ms = batch
+                .dispatch_ms
+                .as_ref()
+                .and_then(|times| times.get(i).copied());
             set(&dispatch, "ms", optional(ms));
             JsValue::from(dispatch)
         })

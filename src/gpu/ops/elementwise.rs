@@ -86,7 +86,7 @@ pub fn record(
     let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     buffers.push(out);
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, &params, &buffers, (x, y, 1));
+    batch.dispatch(&pipeline, &params, &buffers, (x, y, 1))?;
     Ok(())
 }
 

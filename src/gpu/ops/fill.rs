@@ -43,6 +43,6 @@ pub fn dispatch(
     let side = shape.last().copied().unwrap_or(1);
     let params = [len4 as u32, word, side as u32, 0];
     let (x, y) = grid_for(len4, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&kernel, &params, &[&out], (x, y, 1));
+    batch.dispatch(&kernel, &params, &[&out], (x, y, 1))?;
     Ok(out)
 }

@@ -254,6 +254,6 @@ pub fn dispatch(
     ]
     .map(|v| v as u32);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
-    batch_encoder.dispatch(&kernel, &params, &[a.buffer, b.buffer, &out], grid);
+    batch_encoder.dispatch(&kernel, &params, &[a.buffer, b.buffer, &out], grid)?;
     Ok(out)
 }

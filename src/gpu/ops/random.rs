@@ -47,6 +47,6 @@ pub fn dispatch(
         0,
     ];
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&pipeline, &params, &[&out], (x, y, 1));
+    batch.dispatch(&pipeline, &params, &[&out], (x, y, 1))?;
     Ok(out)
 }

@@ -161,7 +161,7 @@ fn pass(
         slots
     };
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&kernel, &params, &[input, &out], (x, y, 1));
+    batch.dispatch(&kernel, &params, &[input, &out], (x, y, 1))?;
     Ok(out)
 }
 

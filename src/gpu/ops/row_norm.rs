@@ -115,6 +115,6 @@ fn pass(
         .pipelines
         .get_or_create(&gpu.device, key, entry, inputs, || source(write));
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
-    batch.dispatch(&kernel, &params.map(|v| v as u32), buffers, (x, y, 1));
+    batch.dispatch(&kernel, &params.map(|v| v as u32), buffers, (x, y, 1))?;
     Ok(())
 }

@@ -132,7 +132,7 @@ pub fn dispatch(
     );
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     let (x, y) = grid_of(threads, workgroup, max);
-    batch.dispatch(&kernel, &params, &buffers, (x, y, 1));
+    batch.dispatch(&kernel, &params, &buffers, (x, y, 1))?;
     Ok(out)
 }
 
