@@ -16,12 +16,11 @@
 //! ```
 
 pub mod array;
-pub mod calibrate;
+pub mod clock;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod gpu;
-pub mod matmul_tuning;
 pub mod memory;
 pub mod monitor;
 pub mod ops;
@@ -31,6 +30,7 @@ pub mod raw_block;
 pub mod runtime;
 pub mod scheduler;
 pub mod shape;
+pub mod startup;
 pub mod storage;
 pub mod stream;
 

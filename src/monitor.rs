@@ -16,8 +16,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use crate::clock::now_ms;
 use crate::error::{Error, Result};
-use crate::profile::now_ms;
 
 /// Spans older than this are dropped: the longest sample period a page can ask for.
 pub const MAX_PERIOD_MS: f64 = 60_000.0;

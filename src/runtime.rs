@@ -4,15 +4,15 @@
 use std::rc::Rc;
 
 use crate::array::Array;
-use crate::calibrate::calibrate;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::gpu::math_probe::ExpChoice;
 use crate::gpu::{AdapterSummary, GpuContext};
-use crate::matmul_tuning::{MatmulTuning, tune_matmul};
 use crate::memory::allocator;
 use crate::profile::Profiler;
 use crate::scheduler::Scheduler;
+use crate::startup::calibrate::calibrate;
+use crate::startup::matmul_tuning::{MatmulTuning, tune_matmul};
 use crate::storage::HostWords;
 use crate::stream::Device;
 
@@ -131,7 +131,7 @@ impl Runtime {
     /// Times the matmul candidates on this adapter (once per page) and keeps the fastest.
     async fn choose_matmul_kernel(&mut self) {
         if let Some(gpu) = self.gpu.clone() {
-            self.info.matmul = Some(tune_matmul(self, &gpu).await);
+            self.info.matmul = Some(tune_matmul(&self.scheduler, &gpu).await);
         }
     }
 
@@ -143,7 +143,7 @@ impl Runtime {
         if !adapter.is_fallback_adapter {
             return;
         }
-        match calibrate(self).await {
+        match calibrate(&self.scheduler).await {
             Ok(calibration) => {
                 self.set_default_device(calibration.faster(), &calibration.reason(&adapter.device))
             }

@@ -11,11 +11,12 @@ use std::rc::Rc;
 
 use crate::gpu::params::{PARAM_SLOT, PARAM_SLOTS};
 use crate::gpu::readback::{PendingMap, Readback};
+use crate::clock::now_ms;
 
 use crate::gpu::GpuContext;
 use crate::gpu::pipelines::Kernel;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
-use crate::profile::{Profiler, now_ms};
+use crate::profile::Profiler;
 
 thread_local! {
     static DISPATCHES_PER_SUBMIT: std::cell::Cell<usize> =

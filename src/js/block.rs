@@ -10,8 +10,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::Error;
 use crate::js::error::{JsResult, js, to_js};
-use crate::js::options::{Options, byte_count, describe, property};
+use crate::js::options::{Options, byte_count, describe};
+use crate::js::property;
 use crate::js::runtime::{release_destroyed_buffers, with_started};
+use crate::js::stream::stream_in;
 use crate::raw_block::RawBlock;
 
 thread_local! {
@@ -120,7 +122,7 @@ pub fn caching_allocator_alloc(bytes: JsValue, opts: JsValue) -> JsResult<Block>
             ))));
         }
     };
-    let stream = js(Options::parse(op, &opts, &["stream"]).and_then(|o| o.stream()))?;
+    let stream = js(Options::parse(op, &opts, &["stream"]).and_then(|o| stream_in(&o)))?;
     let raw = with_started(|runtime| {
         let runtime = runtime.ok_or_else(|| {
             Error::Device(format!(

@@ -4,8 +4,10 @@
 pub mod block;
 pub mod data;
 pub mod error;
+pub mod handles;
 pub mod history;
 pub mod memory;
+pub mod methods;
 pub mod ndarray;
 pub mod ops;
 pub mod options;
@@ -16,6 +18,8 @@ pub mod smi;
 pub mod stream;
 pub mod tidy;
 pub mod torch;
+
+use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 
@@ -30,4 +34,20 @@ pub fn start() {
 pub(crate) fn set_property(object: &js_sys::Object, key: &str, value: JsValue) {
     // Setting a data property on a fresh plain object cannot fail.
     let _ = js_sys::Reflect::set(object, &JsValue::from_str(key), &value);
+}
+
+/// `key` as a JS string, made once per thread: every op reads a few properties, and
+/// converting a Rust string to JS decodes it anew each time.
+pub(crate) fn property(key: &'static str) -> JsValue {
+    thread_local! {
+        static KEYS: RefCell<Vec<(&'static str, JsValue)>> = const { RefCell::new(Vec::new()) };
+    }
+    KEYS.with(|keys| {
+        if let Some((_, value)) = keys.borrow().iter().find(|(k, _)| *k == key) {
+            return value.clone();
+        }
+        let value = JsValue::from_str(key);
+        keys.borrow_mut().push((key, value.clone()));
+        value
+    })
 }

@@ -1,6 +1,5 @@
 //! `NDArray`: the JS handle to a core [`Array`].
 
-use rustc_hash::FxHashMap as HashMap;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -11,22 +10,9 @@ use crate::array::Array;
 use crate::error::Error;
 use crate::js::data::{element_to_js, to_nested, to_typed_array};
 use crate::js::error::{JsResult, to_js};
-use crate::js::ops;
+use crate::js::handles::{self, Slot};
 use crate::js::runtime::current;
-use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::shape::fmt_shape;
-
-/// An `NDArray`'s array, shared with the registry so that `tidy` can dispose it by handle;
-/// `None` once disposed.
-type Slot = Rc<RefCell<Option<Array>>>;
-
-thread_local! {
-    /// Every live `NDArray` by handle, so that arrays passed inside JS containers (the list of
-    /// `concatenate`) can be found without taking them from their owners, and so that `tidy`
-    /// can dispose them.
-    static LIVE: RefCell<HashMap<u32, Slot>> = RefCell::new(HashMap::default());
-    static NEXT_HANDLE: Cell<u32> = const { Cell::new(1) };
-}
 
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
 #[wasm_bindgen(js_name = NDArray)]
@@ -35,23 +21,11 @@ pub struct NdArray {
     handle: u32,
 }
 
-/// The handle of a JS value that is an `NDArray`, read from its `__handle` property.
-pub(crate) fn handle_of(value: &JsValue) -> Option<u32> {
-    js_sys::Reflect::get(value, &crate::js::options::property("__handle"))
-        .ok()
-        .and_then(|h| h.as_f64())
-        .map(|h| h as u32)
-}
-
 impl NdArray {
     pub fn new(array: Array) -> NdArray {
         point_symbol_dispose_at_dispose();
         crate::js::history::note_origin(&array);
-        // Handle 0 is never given out: borrowed and empty NDArrays use it.
-        let handle = NEXT_HANDLE.with(|n| n.replace(n.get().wrapping_add(1).max(1)));
-        let slot = Rc::new(RefCell::new(Some(array)));
-        LIVE.with(|live| live.borrow_mut().insert(handle, slot.clone()));
-        crate::js::tidy::created(handle);
+        let (handle, slot) = handles::register(array);
         NdArray { slot, handle }
     }
 
@@ -92,24 +66,13 @@ impl NdArray {
 
     /// The array behind a JS value that should be an `NDArray`; `op` names the caller.
     pub fn from_js(op: &str, value: &JsValue) -> Result<Array, Error> {
-        let handle = handle_of(value).ok_or_else(|| {
+        let handle = handles::handle_of(value).ok_or_else(|| {
             Error::Value(format!(
                 "{op}: expected an NDArray, got {}",
                 crate::js::options::describe(value)
             ))
         })?;
-        LIVE.with(|live| live.borrow().get(&handle).and_then(|s| s.borrow().clone()))
-            .ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
-    }
-
-    /// Disposes the array behind `handle`, if it is still live.
-    pub(crate) fn dispose_handle(handle: u32) {
-        let slot = LIVE.with(|live| live.borrow_mut().remove(&handle));
-        if let Some(slot) = slot {
-            // Taken out before it drops, so no borrow is held while memory is released.
-            let array = slot.borrow_mut().take();
-            drop(array);
-        }
+        handles::array_of(handle).ok_or_else(|| disposed(&format!("{op}: an NDArray argument")))
     }
 
     /// Evaluates and reads back on the runtime, then converts the words with `convert`.
@@ -162,7 +125,7 @@ impl Drop for NdArray {
     /// Runs on `free()` and when the JS object is garbage-collected (wasm-bindgen registers
     /// every `NDArray` with a `FinalizationRegistry`).
     fn drop(&mut self) {
-        NdArray::dispose_handle(self.handle);
+        handles::dispose(self.handle);
     }
 }
 
@@ -213,7 +176,7 @@ impl NdArray {
     /// `DisposedArrayError`; disposing twice does nothing. `[Symbol.dispose]` does the same,
     /// so `using x = ...` works.
     pub fn dispose(&self) {
-        NdArray::dispose_handle(self.handle);
+        handles::dispose(self.handle);
         // A clone made before `tidy` registered it may share the slot but not the handle.
         let array = self.slot.borrow_mut().take();
         drop(array);
@@ -265,133 +228,5 @@ impl NdArray {
             ),
             None => "NDArray(disposed)".into(),
         }
-    }
-}
-
-/// Declares the elementwise ops as methods: `x.exp(opts?)`, `a.add(b, opts?)`.
-macro_rules! elementwise_methods {
-    (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
-        #[wasm_bindgen(js_class = NDArray)]
-        impl NdArray {
-            $(
-                #[doc = concat!("`", $ujs, "(this, opts?)`.")]
-                #[wasm_bindgen(js_name = $ujs)]
-                pub fn $uf(&self, opts: JsValue) -> JsResult<NdArray> {
-                    ops::unary_op(UnaryOp::$uop, self, &opts)
-                }
-            )*
-            $(
-                #[doc = concat!("`", $bjs, "(this, other, opts?)`.")]
-                #[wasm_bindgen(js_name = $bjs)]
-                pub fn $bf(
-                    &self,
-                    #[wasm_bindgen(unchecked_param_type = "NDArray | number | boolean")] other: JsValue,
-                    opts: JsValue,
-                ) -> JsResult<NdArray> {
-                    ops::binary_op(BinaryOp::$bop, ops::Arg::Array(&self.array()?), ops::Arg::Js(&other), &opts)
-                }
-            )*
-        }
-    };
-}
-
-ops::with_elementwise_ops!(elementwise_methods);
-
-/// Declares the reductions as methods: `x.sum({axis, keepdims})`.
-macro_rules! reduction_methods {
-    ($($f:ident $js:literal $op:ident),*) => {
-        #[wasm_bindgen(js_class = NDArray)]
-        impl NdArray {
-            $(
-                #[doc = concat!("`", $js, "(this, {axis?, keepdims?, stream?})`.")]
-                #[wasm_bindgen(js_name = $js)]
-                pub fn $f(&self, opts: JsValue) -> JsResult<NdArray> {
-                    ops::reduce_op(ReduceOp::$op, self, &opts)
-                }
-            )*
-        }
-    };
-}
-
-ops::with_reductions!(reduction_methods);
-
-#[wasm_bindgen(js_class = NDArray)]
-impl NdArray {
-    /// `clip(this, lo, hi, opts?)`.
-    pub fn clip(&self, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
-        ops::clip(self, lo, hi, opts)
-    }
-
-    /// `astype(this, dtype, opts?)`.
-    pub fn astype(&self, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
-        ops::astype(self, dtype, opts)
-    }
-
-    /// `reshape(this, shape, opts?)`.
-    pub fn reshape(&self, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-        ops::reshape(self, shape, opts)
-    }
-
-    /// `transpose(this, axes?, opts?)`.
-    pub fn transpose(&self, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
-        ops::transpose(self, axes, opts)
-    }
-
-    /// `expandDims(this, axis, opts?)`.
-    #[wasm_bindgen(js_name = expandDims)]
-    pub fn expand_dims(&self, axis: JsValue, opts: JsValue) -> JsResult<NdArray> {
-        ops::expand_dims(self, axis, opts)
-    }
-
-    /// `squeeze(this, {axis?})`.
-    pub fn squeeze(&self, opts: JsValue) -> JsResult<NdArray> {
-        ops::squeeze(self, opts)
-    }
-
-    /// `broadcastTo(this, shape, opts?)`.
-    #[wasm_bindgen(js_name = broadcastTo)]
-    pub fn broadcast_to(&self, shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
-        ops::broadcast_to(self, shape, opts)
-    }
-
-    /// `slice(this, start, stop, strides?, opts?)`.
-    pub fn slice(
-        &self,
-        start: JsValue,
-        stop: JsValue,
-        strides: JsValue,
-        opts: JsValue,
-    ) -> JsResult<NdArray> {
-        ops::slice(self, start, stop, strides, opts)
-    }
-
-    /// `matmul(this, other, opts?)`; anything but an NDArray as `other` is a typed error.
-    pub fn matmul(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "NDArray")] other: JsValue,
-        opts: JsValue,
-    ) -> JsResult<NdArray> {
-        let other = NdArray::from_js("matmul", &other).map_err(to_js)?;
-        ops::matmul(self, &NdArray::borrowed(other), opts)
-    }
-
-    /// `mean(this, {axis?, keepdims?, stream?})`.
-    pub fn mean(&self, opts: JsValue) -> JsResult<NdArray> {
-        ops::mean(self, opts)
-    }
-
-    /// `logsumexp(this, {axis?, keepdims?, stream?})`.
-    pub fn logsumexp(&self, opts: JsValue) -> JsResult<NdArray> {
-        ops::logsumexp(self, opts)
-    }
-
-    /// `softmax(this, {axis?, stream?})`.
-    pub fn softmax(&self, opts: JsValue) -> JsResult<NdArray> {
-        ops::softmax(self, opts)
-    }
-
-    /// `flatten(this, opts?)`.
-    pub fn flatten(&self, opts: JsValue) -> JsResult<NdArray> {
-        ops::flatten(self, opts)
     }
 }

@@ -12,6 +12,7 @@ use crate::js::ndarray::NdArray;
 use crate::js::options::{
     Options, STREAM, axes_of, count_of, describe, integers_of, shape_of, trailing_options,
 };
+use crate::js::stream::stream_in;
 use crate::ops;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::stream::Stream;
@@ -38,7 +39,7 @@ fn make_array(data: &JsValue, opts: &JsValue) -> Result<Array> {
 
 /// The stream of an op whose only option is `stream`.
 pub(crate) fn stream_option(op: &'static str, opts: &JsValue) -> Result<Stream> {
-    Options::parse(op, opts, STREAM)?.stream()
+    stream_in(&Options::parse(op, opts, STREAM)?)
 }
 
 pub(crate) fn unary_op(op: UnaryOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
@@ -207,7 +208,7 @@ fn clip_bound(value: &JsValue, dtype: DType) -> Result<Option<Array>> {
     if value.is_null() || value.is_undefined() {
         return Ok(None);
     }
-    if crate::js::ndarray::handle_of(value).is_some() {
+    if crate::js::handles::handle_of(value).is_some() {
         return NdArray::from_js("clip", value).map(Some);
     }
     let x = value.as_f64().ok_or_else(|| {
@@ -257,7 +258,7 @@ pub fn expand_dims(x: &NdArray, axis: JsValue, opts: JsValue) -> JsResult<NdArra
 /// `squeeze(x, {axis?, stream?})`.
 pub fn squeeze(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     let parsed = js(Options::parse("squeeze", &opts, &["axis", "stream"]))?;
-    let device = js(parsed.stream())?;
+    let device = js(stream_in(&parsed))?;
     let axes = js(parsed.axis())?;
     js(ops::squeeze(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
 }
@@ -323,7 +324,11 @@ fn reduction_options(
     keys: &[&str],
 ) -> Result<(Option<Vec<isize>>, bool, Stream)> {
     let parsed = Options::parse(op, opts, keys)?;
-    Ok((parsed.axis()?, parsed.flag("keepdims")?, parsed.stream()?))
+    Ok((
+        parsed.axis()?,
+        parsed.flag("keepdims")?,
+        stream_in(&parsed)?,
+    ))
 }
 
 pub(crate) fn reduce_op(op: ReduceOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
@@ -396,7 +401,7 @@ pub fn matmul(a: &NdArray, b: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 fn creation_options(op: &'static str, opts: &JsValue, default: DType) -> Result<(DType, Stream)> {
     let parsed = Options::parse(op, opts, &["dtype", "stream"])?;
     let dtype = parsed.dtype()?.unwrap_or(default);
-    Ok((dtype, parsed.stream()?))
+    Ok((dtype, stream_in(&parsed)?))
 }
 
 fn number(op: &str, what: &str, value: &JsValue) -> Result<f64> {
@@ -499,7 +504,7 @@ fn arrays_of(op: &str, list: &JsValue) -> Result<Vec<Array>> {
 /// `opts.axis` as one axis (default 0) and the device.
 fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Stream)> {
     let parsed = Options::parse(op, opts, &["axis", "stream"])?;
-    let device = parsed.stream()?;
+    let device = stream_in(&parsed)?;
     let axis = match parsed.axis()?.as_deref() {
         None => 0,
         Some([axis]) => *axis,

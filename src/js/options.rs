@@ -2,30 +2,11 @@
 //! optional positionals, its keys checked against the op's), and one parser for the integers
 //! that shapes, axes and index lists are made of.
 
-use std::cell::RefCell;
-
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::js::stream::{default_op_stream, stream_of};
-use crate::stream::Stream;
-
-/// `key` as a JS string, made once per thread: every op reads a few properties, and
-/// converting a Rust string to JS decodes it anew each time.
-pub(crate) fn property(key: &'static str) -> JsValue {
-    thread_local! {
-        static KEYS: RefCell<Vec<(&'static str, JsValue)>> = const { RefCell::new(Vec::new()) };
-    }
-    KEYS.with(|keys| {
-        if let Some((_, value)) = keys.borrow().iter().find(|(k, _)| *k == key) {
-            return value.clone();
-        }
-        let value = JsValue::from_str(key);
-        keys.borrow_mut().push((key, value.clone()));
-        value
-    })
-}
+use crate::js::handles::handle_of;
 
 /// The option keys of ops that take nothing but a stream.
 pub const STREAM: &[&str] = &["stream"];
@@ -109,17 +90,13 @@ impl Options {
     /// The value under `key`, or `None` when it is absent or `undefined`.
     pub fn get(&self, key: &'static str) -> Option<JsValue> {
         let object = self.object.as_ref()?;
-        let value = js_sys::Reflect::get(object, &property(key)).ok()?;
+        let value = js_sys::Reflect::get(object, &crate::js::property(key)).ok()?;
         (!value.is_undefined()).then_some(value)
     }
 
-    /// The stream `opts.stream` names (a `Stream`, or `"cpu"`/`"gpu"` for that device's
-    /// default stream), else the default device's default stream.
-    pub fn stream(&self) -> Result<Stream> {
-        match self.get("stream") {
-            Some(value) => stream_of(self.op, &value),
-            None => Ok(default_op_stream()),
-        }
+    /// The op whose options these are, for error messages.
+    pub fn op(&self) -> &'static str {
+        self.op
     }
 
     /// `opts.dtype`, by name.
@@ -206,7 +183,7 @@ pub fn describe(value: &JsValue) -> String {
     if js_sys::Array::is_array(value) {
         return "an array".into();
     }
-    if crate::js::ndarray::handle_of(value).is_some() {
+    if handle_of(value).is_some() {
         return "an NDArray".into();
     }
     value.js_typeof().as_string().unwrap_or_default()

@@ -3,10 +3,11 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
+use crate::clock::now_ms;
 use crate::js::error::to_js;
 use crate::js::runtime::current;
 use crate::js::set_property as set;
-use crate::profile::{CpuSpan, GpuBatch, Report, now_ms};
+use crate::profile::{CpuSpan, GpuBatch, Report};
 
 /// Calls `fn` (which may return a promise), and resolves to
 /// `{value, wallMs, cpu: [{op, stream, startMs, endMs}], gpu: [{submitMs, doneMs, gpuMs,

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, shape_of};
+use crate::js::stream::stream_in;
 use crate::ops;
 use crate::stream::Stream;
 
@@ -78,7 +79,7 @@ fn request(
     Ok(Request {
         shape,
         key: next_key(&opts, op)?,
-        device: opts.stream()?,
+        device: stream_in(&opts)?,
         a: param(&opts, names[0].0, names[0].1)?,
         b: param(&opts, names[1].0, names[1].1)?,
     })

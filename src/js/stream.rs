@@ -9,6 +9,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js, to_js};
 use crate::js::ndarray::NdArray;
+use crate::js::options::{Options, count_of, describe};
 use crate::js::runtime::current;
 use crate::stream::{Device, Stream};
 
@@ -104,6 +105,15 @@ pub fn default_op_stream() -> Stream {
     Stream::default_for(default_device())
 }
 
+/// The stream `opts.stream` names (a `Stream`, or `"cpu"`/`"gpu"` for that device's default
+/// stream), else the default device's default stream.
+pub fn stream_in(opts: &Options) -> Result<Stream> {
+    match opts.get("stream") {
+        Some(value) => stream_of(opts.op(), &value),
+        None => Ok(default_op_stream()),
+    }
+}
+
 /// The stream an op's `stream` option names: a `Stream`, or `"cpu"`/`"gpu"` for that
 /// device's default stream.
 pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
@@ -115,7 +125,7 @@ pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
     let index = field("index").filter(|i| i.as_f64().is_some());
     match (device, index) {
         (Some(device), Some(index)) => {
-            let index = crate::js::options::count_of(op, "opts.stream.index", &index)?;
+            let index = count_of(op, "opts.stream.index", &index)?;
             Ok(Stream {
                 device: device_named(op, &device)?,
                 index: u32::try_from(index).map_err(|_| {
@@ -125,7 +135,7 @@ pub fn stream_of(op: &str, value: &JsValue) -> Result<Stream> {
         }
         _ => Err(Error::Value(format!(
             "{op}: opts.stream must be a Stream, \"cpu\" or \"gpu\", got {}",
-            crate::js::options::describe(value)
+            describe(value)
         ))),
     }
 }

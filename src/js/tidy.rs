@@ -1,27 +1,12 @@
 //! `tidy(fn)`: disposes every `NDArray` created while `fn` runs, except those it returns.
 
-use std::cell::RefCell;
 use std::collections::HashSet;
 
 use wasm_bindgen::prelude::*;
 
 use crate::error::Error;
 use crate::js::error::{JsResult, to_js};
-use crate::js::ndarray::NdArray;
-
-thread_local! {
-    /// The handles created in each open `tidy`, innermost last.
-    static SCOPES: RefCell<Vec<Vec<u32>>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Notes a new `NDArray` in the innermost open `tidy`.
-pub(crate) fn created(handle: u32) {
-    SCOPES.with(|scopes| {
-        if let Some(scope) = scopes.borrow_mut().last_mut() {
-            scope.push(handle);
-        }
-    });
-}
+use crate::js::handles::{self, note_created};
 
 /// Calls `fn` and returns what it returns. Every `NDArray` created meanwhile is disposed
 /// unless the result holds it (itself, or inside arrays and plain objects); kept ones belong
@@ -31,18 +16,18 @@ pub(crate) fn created(handle: u32) {
 pub fn tidy(
     #[wasm_bindgen(unchecked_param_type = "() => any")] f: &js_sys::Function,
 ) -> JsResult<JsValue> {
-    SCOPES.with(|scopes| scopes.borrow_mut().push(Vec::new()));
+    handles::open_scope();
     let result = f.call0(&JsValue::UNDEFINED);
-    let scope = SCOPES.with(|scopes| scopes.borrow_mut().pop().unwrap_or_default());
+    let scope = handles::close_scope();
     let value = match result {
         Ok(value) => value,
         Err(err) => {
-            scope.into_iter().for_each(NdArray::dispose_handle);
+            scope.into_iter().for_each(handles::dispose);
             return Err(err);
         }
     };
     if value.is_instance_of::<js_sys::Promise>() {
-        scope.into_iter().for_each(created);
+        scope.into_iter().for_each(note_created);
         return Err(to_js(Error::Value(
             "tidy: fn returned a promise; tidy needs a synchronous function (nothing was disposed)"
                 .into(),
@@ -52,9 +37,9 @@ pub fn tidy(
     handles_in(&value, &mut keep, 0);
     for handle in scope {
         if keep.contains(&handle) {
-            created(handle);
+            note_created(handle);
         } else {
-            NdArray::dispose_handle(handle);
+            handles::dispose(handle);
         }
     }
     Ok(value)
@@ -66,7 +51,7 @@ fn handles_in(value: &JsValue, keep: &mut HashSet<u32>, depth: usize) {
     if depth > 32 || !value.is_object() {
         return;
     }
-    if let Some(handle) = crate::js::ndarray::handle_of(value) {
+    if let Some(handle) = handles::handle_of(value) {
         keep.insert(handle);
         return;
     }

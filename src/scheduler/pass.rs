@@ -11,11 +11,12 @@ use std::rc::Rc;
 
 use super::state::State;
 use crate::array::{Array, Data};
+use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gpu::encoder::{CommandBatch, dispatches_per_submit};
 use crate::memory::{allocator, device_errors};
 use crate::primitive::Primitive;
-use crate::profile::{Profiler, now_ms};
+use crate::profile::Profiler;
 use crate::storage::{HostWords, Storage};
 use crate::stream::Device;
 use crate::{cpu, gpu};

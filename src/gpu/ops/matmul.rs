@@ -25,7 +25,7 @@ pub struct Tile {
 /// The two kinds of matmul kernel. Workgroup-memory tiling usually wins on hardware GPUs; on
 /// software adapters barriers are expensive and per-thread register tiles win by 2-20x
 /// (PERFORMANCE.md). Which kind, and which tile, is measured per adapter
-/// (`crate::matmul_tuning`).
+/// (`crate::startup::matmul_tuning`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatmulKernel {
     WorkgroupTiled,

@@ -9,13 +9,13 @@
 
 use std::sync::Mutex;
 
+use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gpu::ops::matmul::MatmulKernel;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::ops;
 use crate::primitive::ReduceOp;
-use crate::profile::now_ms;
-use crate::runtime::Runtime;
+use crate::scheduler::Scheduler;
 use crate::stream::Device;
 
 /// The probe's product: (M x K) @ (K x N), large enough that the kernel, not the dispatch or
@@ -87,7 +87,7 @@ fn adapter_key(adapter: &AdapterSummary) -> String {
 /// The kernel for the runtime's adapter: measured the first time, remembered afterwards. The
 /// chosen kernel is set on the runtime's GPU context. A failed measurement keeps the kernel
 /// the adapter's kind suggests, and says why.
-pub async fn tune_matmul(runtime: &Runtime, gpu: &GpuContext) -> MatmulTuning {
+pub async fn tune_matmul(scheduler: &Scheduler, gpu: &GpuContext) -> MatmulTuning {
     let key = adapter_key(gpu.adapter());
     let earlier = TUNED.lock().ok().and_then(|tuned| {
         tuned
@@ -99,7 +99,7 @@ pub async fn tune_matmul(runtime: &Runtime, gpu: &GpuContext) -> MatmulTuning {
         Some(tuning) => tuning,
         None => {
             let prior = gpu.matmul.get();
-            let tuning = match time_candidates(runtime, gpu).await {
+            let tuning = match time_candidates(scheduler, gpu).await {
                 Ok(timings) => MatmulTuning::measured(timings),
                 Err(err) => MatmulTuning {
                     kernel: prior,
@@ -121,13 +121,13 @@ pub async fn tune_matmul(runtime: &Runtime, gpu: &GpuContext) -> MatmulTuning {
     tuning
 }
 
-async fn time_candidates(runtime: &Runtime, gpu: &GpuContext) -> Result<Vec<Timing>> {
+async fn time_candidates(scheduler: &Scheduler, gpu: &GpuContext) -> Result<Vec<Timing>> {
     let a = ops::random::uniform(&[M, K], [3, 5], -1.0, 1.0, Device::Gpu)?;
     let b = ops::random::uniform(&[K, N], [7, 9], -1.0, 1.0, Device::Gpu)?;
-    runtime.evaluate(&[a.clone(), b.clone()]).await?;
+    scheduler.evaluate(&[a.clone(), b.clone()]).await?;
     let run = |kernel| {
         gpu.matmul.set(kernel);
-        run_product(runtime, &a, &b)
+        run_product(scheduler, &a, &b)
     };
     let mut timings: Vec<Timing> = Vec::new();
     for kernel in MatmulKernel::CANDIDATES {
@@ -154,14 +154,14 @@ async fn time_candidates(runtime: &Runtime, gpu: &GpuContext) -> Result<Vec<Timi
 
 /// Times one product on the GPU, ending in a readback of its sum so that the GPU has finished.
 async fn run_product(
-    runtime: &Runtime,
+    scheduler: &Scheduler,
     a: &crate::array::Array,
     b: &crate::array::Array,
 ) -> Result<f64> {
     let start = now_ms();
     let product = ops::matmul(a, b, Device::Gpu)?;
     let total = ops::reduce(ReduceOp::Sum, &product, None, false, Device::Gpu)?;
-    runtime.read_storages(&[total]).await?;
+    scheduler.read(&[total]).await?;
     Ok(now_ms() - start)
 }
 

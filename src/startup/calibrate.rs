@@ -6,11 +6,11 @@
 //! hardware adapter it does not measure: the GPU is the default, as in MLX.
 
 use crate::array::Array;
+use crate::clock::now_ms;
 use crate::error::Result;
 use crate::ops;
 use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
-use crate::profile::now_ms;
-use crate::runtime::Runtime;
+use crate::scheduler::Scheduler;
 use crate::stream::Device;
 
 /// The probe's median time on each device.
@@ -49,19 +49,19 @@ const RUNS: usize = 3;
 const PROBE: &str = "a probe of 16 elementwise ops and a sum over 16,384 floats";
 
 /// Times the probe on both devices, after a run each that compiles what it needs.
-pub async fn calibrate(runtime: &Runtime) -> Result<Calibration> {
+pub async fn calibrate(scheduler: &Scheduler) -> Result<Calibration> {
     Ok(Calibration {
-        cpu_ms: median_time(runtime, Device::Cpu).await?,
-        gpu_ms: median_time(runtime, Device::Gpu).await?,
+        cpu_ms: median_time(scheduler, Device::Cpu).await?,
+        gpu_ms: median_time(scheduler, Device::Gpu).await?,
     })
 }
 
-async fn median_time(runtime: &Runtime, device: Device) -> Result<f64> {
-    run_probe(runtime, device).await?;
+async fn median_time(scheduler: &Scheduler, device: Device) -> Result<f64> {
+    run_probe(scheduler, device).await?;
     let mut times = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         let start = now_ms();
-        run_probe(runtime, device).await?;
+        run_probe(scheduler, device).await?;
         times.push(now_ms() - start);
     }
     times.sort_by(f64::total_cmp);
@@ -70,7 +70,7 @@ async fn median_time(runtime: &Runtime, device: Device) -> Result<f64> {
 
 /// Random inputs made on the device, eight rounds of a scale, a shift and a `tanh`, and a sum
 /// read back: the shape of a small model step, dominated by per-op cost as such steps are.
-async fn run_probe(runtime: &Runtime, device: Device) -> Result<()> {
+async fn run_probe(scheduler: &Scheduler, device: Device) -> Result<()> {
     let scale = Array::from_f32(&[1.5], &[])?;
     let shift = Array::from_f32(&[0.1], &[])?;
     let mut y = ops::random::uniform(&[128, 128], [7, 11], -1.0, 1.0, device)?;
@@ -80,6 +80,6 @@ async fn run_probe(runtime: &Runtime, device: Device) -> Result<()> {
         y = ops::unary(UnaryOp::Tanh, &y, device)?;
     }
     let total = ops::reduce(ReduceOp::Sum, &y, None, false, device)?;
-    runtime.read_storages(&[total]).await?;
+    scheduler.read(&[total]).await?;
     Ok(())
 }
