@@ -98,8 +98,8 @@ async function main() {
     `workload: ${STEPS} raw GPU blocks, ${MIN_BYTES >> 10} KiB–${MAX_BYTES >> 20} MiB log-uniform, ` +
       `living 1–${MAX_LIFE} steps; ${mib(requested)} MiB requested in all; median of ${RUNS} runs`,
     "",
-    "policy                 | device allocations | cache hits | peak allocated MiB | peak reserved MiB | time ms",
-    "-----------------------|-------------------:|-----------:|-------------------:|------------------:|--------:",
+    "policy                 | device allocations | cache hits | peak allocated MiB | peak reserved MiB | reserved / allocated | time ms",
+    "-----------------------|-------------------:|-----------:|-------------------:|------------------:|---------------------:|--------:",
   ];
   for (const [label, policy, cacheLimit] of POLICIES) {
     let r;
@@ -111,7 +111,8 @@ async function main() {
     }
     lines.push(
       `${label.padEnd(22)} | ${String(r.allocations).padStart(18)} | ${String(r.hits).padStart(10)} | ` +
-        `${mib(r.peakAllocated).padStart(18)} | ${mib(r.peakReserved).padStart(17)} | ${r.ms.toFixed(0).padStart(7)}`,
+        `${mib(r.peakAllocated).padStart(18)} | ${mib(r.peakReserved).padStart(17)} | ` +
+        `${(r.peakReserved / r.peakAllocated).toFixed(2).padStart(19)}x | ${r.ms.toFixed(0).padStart(7)}`,
     );
   }
   tn.emptyCache();
@@ -119,7 +120,8 @@ async function main() {
   lines.push(
     "",
     "cache limit: the default 1 GiB, except where a row names one; sizes are rounded to 256 B",
-    "under 1 MiB and to 64 KiB above",
+    "under 1 MiB and to 64 KiB above; best-fit carves requests out of cached buffers (2 MiB ones",
+    "for requests under 1 MiB), exact and none give each request a buffer of its own",
   );
   return lines.join("\n");
 }

@@ -34,7 +34,8 @@ impl RawBlock {
         self.bytes
     }
 
-    /// The bytes held: the request rounded to its pool's granularity.
+    /// The bytes held: the request rounded to its pool's granularity, or more when the rest
+    /// of a free range was too small to keep apart.
     pub fn size(&self) -> u64 {
         match &self.memory {
             Memory::Gpu(buffer) => buffer.size,
@@ -62,12 +63,22 @@ impl RawBlock {
         }
     }
 
-    /// The GPU buffer, for a block on the GPU. Usable as storage, copy source and copy
-    /// destination, on the runtime's device, until the block is dropped.
+    /// The GPU buffer the block is carved from, for a block on the GPU. Usable as storage,
+    /// copy source and copy destination, on the runtime's device, until the block is dropped;
+    /// other blocks may share it, so only the block's own range ([`RawBlock::offset`],
+    /// [`RawBlock::size`]) is the owner's.
     pub fn gpu_buffer(&self) -> Option<&wgpu::Buffer> {
         match &self.memory {
             Memory::Gpu(buffer) => Some(buffer.buffer()),
             Memory::Host(_) => None,
+        }
+    }
+
+    /// Where the block starts in its GPU buffer, in bytes (a multiple of 256); 0 on the host.
+    pub fn offset(&self) -> u64 {
+        match &self.memory {
+            Memory::Gpu(buffer) => buffer.offset(),
+            Memory::Host(_) => 0,
         }
     }
 }

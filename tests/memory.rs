@@ -349,6 +349,9 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
     assert_eq!(after.num_alloc_retries - before.num_alloc_retries, 1);
     assert_eq!(after.num_ooms, before.num_ooms);
 
+    // With the cache off, every block gets a buffer of its own, which the hook can fail
+    // (otherwise w's block is carved from the buffer that x, y and z live in).
+    let cache_limit = allocator::set_cache_limit(0);
     fail_next_buffers_for_tests(100);
     let w = ops::add(&z, &x, Device::Gpu).unwrap();
     let err = pollster::block_on(runtime.evaluate(std::slice::from_ref(&w))).unwrap_err();
@@ -375,8 +378,7 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
     );
 
     // A CPU op waiting for a GPU result whose batch is discarded requests its readback again.
-    // (An empty cache makes the next buffer a new one, which the hook can fail.)
-    allocator::clear_cache();
+    // (The cache is still off, so the next buffer is a new one, which the hook can fail.)
     fail_next_buffers_for_tests(1);
     let retries = stats().num_alloc_retries;
     let on_gpu = ops::add(&x, &x, Device::Gpu).unwrap();
@@ -390,4 +392,5 @@ fn a_batch_whose_buffer_the_gpu_failed_to_create_is_discarded_and_rerun() {
         1,
         "the batch was discarded once"
     );
+    allocator::set_cache_limit(cache_limit);
 }

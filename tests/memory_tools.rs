@@ -7,7 +7,7 @@ mod common;
 
 use common::gpu_runtime;
 use tandem::Runtime;
-use tandem::memory::allocator::{self, BytePeak, cache_bytes};
+use tandem::memory::allocator::{self, BytePeak, SMALL_SEGMENT, cache_bytes};
 use tandem::memory::history::{Action, Recording};
 use tandem::memory::policy::{POLICIES, Policy, rounded};
 use tandem::memory::{Scope, stats};
@@ -93,23 +93,25 @@ fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     let mut expected = counts();
     assert_invariants();
 
-    // Allocations on both devices.
+    // Allocations on both devices: the GPU block is carved from a new small-pool buffer.
     let gpu = block(&runtime, 40 * KIB, Device::Gpu).unwrap();
     let host = block(&runtime, 3000, Device::Cpu).unwrap();
     let (g, h) = (rounded(40 * KIB) as i64, rounded(3000) as i64);
-    grow(&mut expected, Device::Gpu, g, g);
+    let segment = SMALL_SEGMENT as i64;
+    grow(&mut expected, Device::Gpu, g, segment);
     grow(&mut expected, Device::Cpu, h, h);
     assert_eq!(counts(), expected, "after the allocations");
     assert_invariants();
     confirm(&runtime);
 
-    // Frees: the GPU block goes to the cache (reserved stays), the host block is gone.
+    // Frees: the GPU block goes back to its buffer, which the cache keeps (reserved stays);
+    // the host block is gone.
     drop(gpu);
     drop(host);
     grow(&mut expected, Device::Gpu, -g, 0);
     grow(&mut expected, Device::Cpu, -h, -h);
     assert_eq!(counts(), expected, "after the frees");
-    assert_eq!(cache_bytes(), g as u64);
+    assert_eq!(cache_bytes(), SMALL_SEGMENT);
     assert_invariants();
 
     // A cache hit: allocated rises, reserved does not.
@@ -148,7 +150,7 @@ fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     }
     assert_eq!(counts(), expected, "after resetting every reserved peak");
     allocator::clear_cache();
-    grow(&mut expected, Device::Gpu, 0, -g);
+    grow(&mut expected, Device::Gpu, 0, -segment);
     assert_eq!(counts(), expected, "after emptying the cache");
     assert_invariants();
 }
@@ -211,6 +213,7 @@ fn a_history_records_a_scripted_sequence_in_order() {
     let _unrecorded = block(&runtime, KIB, Device::Cpu).unwrap();
 
     let (g, h, k) = (rounded(8 * KIB), rounded(100), rounded(KIB));
+    let segment = SMALL_SEGMENT;
     let events: Vec<(Action, Device, u64, &str)> = allocator::history()
         .iter()
         .map(|e| (e.action, e.device, e.bytes, e.op))
@@ -220,7 +223,7 @@ fn a_history_records_a_scripted_sequence_in_order() {
     assert_eq!(
         events,
         vec![
-            (SegmentAlloc, Device::Gpu, g, op),
+            (SegmentAlloc, Device::Gpu, segment, op),
             (Alloc, Device::Gpu, g, op),
             (SegmentAlloc, Device::Cpu, h, op),
             (Alloc, Device::Cpu, h, op),
@@ -234,7 +237,7 @@ fn a_history_records_a_scripted_sequence_in_order() {
             (SegmentFree, Device::Cpu, h, op),
             (FreeRequested, Device::Gpu, g, op),
             (FreeCompleted, Device::Gpu, g, op),
-            (SegmentFree, Device::Gpu, g, "data"),
+            (SegmentFree, Device::Gpu, segment, "data"),
         ]
     );
 }
@@ -260,34 +263,46 @@ fn submits_are_timed_by_gpu_timestamps_where_the_adapter_has_them() {
     }
 }
 
+/// Blocks are carved from a buffer before the GPU confirms that it created it: nothing that
+/// uses them is submitted before the report, and a buffer it could not create takes every
+/// block carved from it, which are never reused.
 #[test]
-fn a_block_freed_before_the_gpu_confirms_it_waits_in_the_cache_for_the_report() {
+fn blocks_of_a_buffer_the_gpu_has_yet_to_confirm_are_handed_out_and_lost_together() {
     let runtime = gpu_runtime();
     allocator::clear_cache();
     let early = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
     drop(early);
-    assert_eq!(cache_bytes(), rounded(8 * KIB), "kept, awaiting its report");
+    assert_eq!(cache_bytes(), SMALL_SEGMENT, "its buffer is kept");
     let hits = stats().num_cache_hits;
     let meanwhile = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
-    assert_eq!(stats().num_cache_hits, hits, "not handed out unconfirmed");
+    assert_eq!(stats().num_cache_hits, hits + 1, "carved before the report");
     drop(meanwhile);
     confirm(&runtime);
-    let later = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
-    assert_eq!(
-        stats().num_cache_hits,
-        hits + 1,
-        "confirmed, it serves a request"
-    );
-    drop(later);
     allocator::clear_cache();
 
-    // One the GPU could not create is destroyed when its report comes.
+    // A buffer the GPU could not create: its idle blocks' buffer is destroyed when the
+    // report comes, and one still held returns nothing to the cache.
     let reserved = stats().reserved_bytes.get(Scope::Gpu).current;
     tandem::memory::device_errors::fail_next_buffers_for_tests(1);
     let failed = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    let sibling = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
     drop(failed);
-    assert_eq!(cache_bytes(), rounded(8 * KIB));
     let _ = pollster::block_on(runtime.synchronize());
-    assert_eq!(cache_bytes(), 0, "the failed buffer was destroyed");
-    assert_eq!(stats().reserved_bytes.get(Scope::Gpu).current, reserved);
+    assert_eq!(
+        stats().reserved_bytes.get(Scope::Gpu).current,
+        reserved + SMALL_SEGMENT
+    );
+    let fresh = block(&runtime, 8 * KIB, Device::Gpu).unwrap();
+    assert_eq!(
+        stats().reserved_bytes.get(Scope::Gpu).current,
+        reserved + 2 * SMALL_SEGMENT,
+        "nothing more is carved from the lost buffer"
+    );
+    drop(sibling);
+    assert_eq!(
+        stats().reserved_bytes.get(Scope::Gpu).current,
+        reserved + SMALL_SEGMENT,
+        "the lost buffer was destroyed with its last block"
+    );
+    drop(fresh);
 }

@@ -14,6 +14,7 @@ use tandem::js::ndarray::NdArray;
 use tandem::js::ops::{add, array};
 use tandem::js::smi::smi;
 use tandem::js::torch::{empty_cache, memory_allocated, memory_reserved};
+use tandem::memory::allocator::SMALL_SEGMENT;
 use tandem::memory::policy::rounded;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -66,6 +67,7 @@ async fn a_scripted_sequence_records_exactly_the_expected_events_in_order() {
     record_memory_history(options(&[("stacks", true.into())])).unwrap();
     let size = rounded(4096) as f64;
     let word = rounded(4) as f64;
+    let segment = SMALL_SEGMENT as f64;
 
     // A host array, then an add on the GPU: a's upload and the result are new buffers.
     let a = array(floats(&[1.5; 1024]), JsValue::UNDEFINED).unwrap();
@@ -88,12 +90,14 @@ async fn a_scripted_sequence_records_exactly_the_expected_events_in_order() {
     let after = add(js_value(&a), js_value(&a), gpu()).unwrap();
     evaluated(&after).await;
 
+    // GPU blocks under 1 MiB are carved from 2 MiB buffers; an op's output never shares a
+    // buffer with its inputs, so b needs a second one.
     let expected = [
         format!("segment_alloc cpu {size} data"),
         format!("alloc cpu {size} data"),
-        format!("segment_alloc gpu {size} add"),
+        format!("segment_alloc gpu {segment} add"),
         format!("alloc gpu {size} add"),
-        format!("segment_alloc gpu {size} add"),
+        format!("segment_alloc gpu {segment} add"),
         format!("alloc gpu {size} add"),
         format!("free_requested gpu {size} add"),
         format!("free_completed gpu {size} add"),
@@ -102,9 +106,11 @@ async fn a_scripted_sequence_records_exactly_the_expected_events_in_order() {
         // The refused add: its scalar operand becomes a host array.
         format!("segment_alloc cpu {word} data"),
         format!("alloc cpu {word} data"),
-        // Past the limit, the runtime lets go of a's GPU copy (a has a host copy) ...
+        // Past the limit, the runtime lets go of a's GPU copy (a has a host copy), and its
+        // buffer, idle now, is destroyed to make room ...
         format!("free_requested gpu {size} add"),
         format!("free_completed gpu {size} add"),
+        format!("segment_free gpu {segment} add"),
         // ... so the retry's first buffer comes from the cache, but its second does not fit:
         // the work is discarded, its buffer freed, and the request fails for good.
         format!("cache_hit gpu {size} add"),
@@ -160,8 +166,9 @@ async fn a_bounded_history_keeps_the_newest_events_and_bad_options_are_errors() 
     }
 }
 
-/// Doubles `count` floats of `buffer` in place with the page's own WGSL on tandem's device.
-async fn double_in_place(device: &JsValue, buffer: &JsValue, count: u32) {
+/// Doubles `count` floats of `buffer`'s `(offset, size)` range in place with the page's own
+/// WGSL on tandem's device.
+async fn double_in_place(device: &JsValue, buffer: &JsValue, range: (f64, f64), count: u32) {
     let code = "@group(0) @binding(0) var<storage, read_write> data: array<f32>;
         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
             if (id.x < arrayLength(&data)) { data[id.x] = data[id.x] * 2.0; }
@@ -183,7 +190,11 @@ async fn double_in_place(device: &JsValue, buffer: &JsValue, count: u32) {
         &[options(&[("layout", "auto".into()), ("compute", compute)])],
     );
     let layout = call(&pipeline, "getBindGroupLayout", &[0.into()]);
-    let resource = options(&[("buffer", buffer.clone())]);
+    let resource = options(&[
+        ("buffer", buffer.clone()),
+        ("offset", range.0.into()),
+        ("size", range.1.into()),
+    ]);
     let entry = options(&[("binding", 0.into()), ("resource", resource)]);
     let entries: js_sys::Array = [entry].into_iter().collect();
     let group = call(
@@ -230,22 +241,29 @@ async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
             memory_allocated("gpu".into()).unwrap(),
             allocated + block.size()
         );
+        // Carved from a new 2 MiB buffer, the first storage block after emptying the cache.
         assert_eq!(
             memory_reserved("gpu".into()).unwrap(),
-            reserved + block.size()
+            reserved + SMALL_SEGMENT as f64
         );
-        // The page writes the buffer, runs its own kernel on it and reads it back.
+        // The page writes its range of the buffer, runs its own kernel on it and reads it
+        // back.
         let device = gpu_device();
         let buffer = block.buffer();
+        let offset = block.offset();
         assert!(!device.is_null() && !buffer.is_null());
+        assert_eq!(offset % 256.0, 0.0, "a storage binding's offset");
         let data: Vec<f32> = (0..1000).map(|i| i as f32).collect();
         let queue = get(&device, "queue");
         let write: js_sys::Function = get(&queue, "writeBuffer").unchecked_into();
         let bytes = js_sys::Float32Array::from(&data[..]);
-        write.call3(&queue, &buffer, &0.into(), &bytes).unwrap();
-        double_in_place(&device, &buffer, 1000).await;
+        write
+            .call3(&queue, &buffer, &offset.into(), &bytes)
+            .unwrap();
+        let range = (offset, block.size());
+        double_in_place(&device, &buffer, range, 1000).await;
         // The block is raw memory: the page reads it with its own staging buffer.
-        let doubled = read_back(&device, &buffer, 4000).await;
+        let doubled = read_back(&device, &buffer, offset, 4000).await;
         let expected: Vec<f32> = data.iter().map(|x| x * 2.0).collect();
         assert_eq!(doubled, expected);
     } else {
@@ -324,7 +342,7 @@ async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
     caching_allocator_delete(host.into()).unwrap();
 }
 
-async fn read_back(device: &JsValue, buffer: &JsValue, bytes: u32) -> Vec<f32> {
+async fn read_back(device: &JsValue, buffer: &JsValue, offset: f64, bytes: u32) -> Vec<f32> {
     let call = |target: &JsValue, name: &str, args: &[JsValue]| -> JsValue {
         let f: js_sys::Function = get(target, name).unchecked_into();
         f.apply(target, &args.iter().collect::<js_sys::Array>())
@@ -343,7 +361,7 @@ async fn read_back(device: &JsValue, buffer: &JsValue, bytes: u32) -> Vec<f32> {
         "copyBufferToBuffer",
         &[
             buffer.clone(),
-            0.into(),
+            offset.into(),
             staging.clone(),
             0.into(),
             bytes.into(),

@@ -1,7 +1,8 @@
 //! Bind groups, made once per set of buffers and then reused.
 //!
-//! Every kernel binds the parameter ring at binding 0 (at a dynamic offset, so the slot is not
-//! part of the group) and its buffers after it, so a group is named by its buffers alone. Chains
+//! Every kernel binds a chunk of the parameter ring at binding 0 (at a dynamic offset, so the
+//! slot is not part of the group) and its blocks after it, so a group is named by its blocks'
+//! places: buffer, offset and size. Chains
 //! of ops reuse the same cached buffers over and over, so most dispatches find their group here
 //! instead of crossing into the browser to create one.
 
@@ -18,9 +19,9 @@ pub const MAX_BUFFERS: usize = 4;
 /// asked for again (serials are not reused), so the bound is what frees them.
 const CAPACITY: usize = 4096;
 
-/// The parameter chunk's serial, then the buffer serials of a group, unused places 0 (no
-/// buffer has serial 0).
-type Key = [u64; MAX_BUFFERS + 1];
+/// The parameter chunk's serial, then each buffer's serial and its block's offset and bound
+/// size (blocks share buffers), unused places 0 (no buffer has serial 0).
+type Key = [(u64, u64, u64); MAX_BUFFERS + 1];
 
 #[derive(Debug, Default)]
 pub struct BindGroupCache {
@@ -67,9 +68,14 @@ fn key_of(params: &GpuBuffer, buffers: &[&GpuBuffer]) -> Key {
         buffers.len() <= MAX_BUFFERS,
         "a kernel binds at most {MAX_BUFFERS} buffers"
     );
+    let place = |b: &GpuBuffer| {
+        let binding = b.binding();
+        let size = binding.size.map_or(0, std::num::NonZeroU64::get);
+        (b.serial(), binding.offset, size)
+    };
     std::array::from_fn(|i| match i {
-        0 => params.serial(),
-        _ => buffers.get(i - 1).map_or(0, |b| b.serial()),
+        0 => place(params),
+        _ => buffers.get(i - 1).map_or((0, 0, 0), |b| place(b)),
     })
 }
 
@@ -83,7 +89,7 @@ fn create(
         binding: 0,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
             buffer: params.buffer(),
-            offset: 0,
+            offset: params.offset(),
             size: std::num::NonZeroU64::new(PARAM_SLOT),
         }),
     }];
@@ -93,7 +99,7 @@ fn create(
             .enumerate()
             .map(|(i, b)| wgpu::BindGroupEntry {
                 binding: i as u32 + 1,
-                resource: b.buffer().as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(b.binding()),
             }),
     );
     device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -11,11 +11,11 @@ use std::rc::Rc;
 
 use crate::gpu::params::{PARAM_SLOT, PARAM_SLOTS};
 use crate::gpu::readback::{PendingMap, Readback};
-use crate::clock::now_ms;
 
+use crate::clock::now_ms;
 use crate::gpu::GpuContext;
 use crate::gpu::pipelines::Kernel;
-use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
+use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu, alloc_gpu_apart};
 use crate::profile::Profiler;
 
 thread_local! {
@@ -156,6 +156,10 @@ impl CommandBatch {
         self.staged.extend_from_slice(params);
         self.staged.resize(start + words_per_slot, 0);
         let place = self.gpu.params.place(slot);
+        debug_assert!(
+            output_apart(buffers),
+            "a dispatch's output shares a buffer with its inputs"
+        );
         self.keep_alive.extend(buffers.iter().map(|b| Rc::clone(b)));
         self.start_profile();
         let profiled = self.profile.is_some();
@@ -224,8 +228,13 @@ impl CommandBatch {
             Usage::Readback,
             bytes,
         )?;
-        self.encoder()
-            .copy_buffer_to_buffer(buffer.buffer(), 0, staging.buffer(), 0, bytes);
+        self.encoder().copy_buffer_to_buffer(
+            buffer.buffer(),
+            buffer.offset(),
+            staging.buffer(),
+            staging.offset(),
+            bytes,
+        );
         self.keep_alive.push(buffer.clone());
         let readback = Readback::new(Some(staging.clone()), words, receiver);
         self.maps.push(PendingMap {
@@ -309,9 +318,10 @@ impl CommandBatch {
             *map.submission.borrow_mut() = index.clone();
             let sender = map.sender;
             let transferred = self.gpu.monitor.transfers.begin();
+            let start = map.staging.offset();
             map.staging
                 .buffer()
-                .slice(..map.bytes)
+                .slice(start..start + map.bytes)
                 .map_async(wgpu::MapMode::Read, move |result| {
                     transferred.done();
                     // The receiver is only dropped if its readback is, and then no one cares.
@@ -338,7 +348,7 @@ impl CommandBatch {
         )
         .ok()?;
         self.encoder()
-            .resolve_query_set(&queries, 0..count, resolved.buffer(), 0);
+            .resolve_query_set(&queries, 0..count, resolved.buffer(), resolved.offset());
         self.read_back(&resolved, 2 * count as usize).ok()
     }
 }
@@ -351,28 +361,47 @@ impl Drop for CommandBatch {
     }
 }
 
-/// A storage buffer for `words` elements that kernels write and readback copies from. WebGPU
+/// A storage block for `words` elements that kernels write and readback copies from. WebGPU
 /// cannot bind an empty buffer, so an empty array still gets one word.
 pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<GpuBuffer> {
+    create_output(gpu, words, &[])
+}
+
+/// [`create_storage`] for the output of a dispatch that reads `inputs`: in a buffer none of
+/// them lives in, since WebGPU rejects one buffer bound both read-only and writable in a
+/// dispatch.
+pub fn create_output(gpu: &GpuContext, words: usize, inputs: &[&GpuBuffer]) -> Result<GpuBuffer> {
     let bytes = (words.max(1) as u64) * 4;
     check_binding_size(gpu, bytes)?;
-    alloc_gpu(
+    alloc_gpu_apart(
         &gpu.device,
         gpu.limits().max_buffer_size,
         Usage::Storage,
         bytes,
+        inputs,
     )
 }
 
-/// A storage buffer holding `words`, uploaded with `writeBuffer` (the fastest upload path on
+/// A storage block holding `words`, uploaded with `writeBuffer` (the fastest upload path on
 /// the browsers measured, see PERFORMANCE.md).
 pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<GpuBuffer> {
     let buffer = create_storage(gpu, words.len())?;
     if !words.is_empty() {
-        gpu.queue
-            .write_buffer(buffer.buffer(), 0, bytemuck::cast_slice(words));
+        gpu.queue.write_buffer(
+            buffer.buffer(),
+            buffer.offset(),
+            bytemuck::cast_slice(words),
+        );
     }
     Ok(buffer)
+}
+
+/// Whether the last of `buffers` (a dispatch's output) lives in no buffer of the others.
+fn output_apart(buffers: &[&GpuBuffer]) -> bool {
+    let Some((out, inputs)) = buffers.split_last() else {
+        return true;
+    };
+    inputs.iter().all(|i| i.serial() != out.serial())
 }
 
 fn check_binding_size(gpu: &GpuContext, size: u64) -> Result<()> {

@@ -91,10 +91,11 @@ impl Readback {
             return Ok(Some(Vec::new()));
         };
         let bytes = (self.words * 4) as u64;
+        let start = staging.offset();
         let words = {
             let view = staging
                 .buffer()
-                .slice(..bytes)
+                .slice(start..start + bytes)
                 .get_mapped_range()
                 .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
             bytemuck::cast_slice(&view).to_vec()

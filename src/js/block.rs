@@ -23,13 +23,21 @@ thread_local! {
 }
 
 /// A raw block. Its memory stays the page's until `cachingAllocatorDelete(block)` or
-/// `block.free()`; after that its `buffer` must not be used, because the cache hands it out
+/// `block.free()`; after that its range must not be used, because the cache hands it out
 /// again.
+///
+/// A GPU block is a range of a `GPUBuffer` that other blocks and arrays may share, as a
+/// PyTorch block is a range of a segment: bind `{buffer: block.buffer, offset: block.offset,
+/// size: block.size}`. WebGPU rejects a buffer bound both `read-only-storage` and `storage`
+/// in one dispatch, so bind blocks that may share a buffer all as `storage` (`read_write` in
+/// WGSL), or write only into a block of its own (`setCacheLimit(0)` gives every block a
+/// buffer of its own).
 #[wasm_bindgen(js_name = Block)]
 pub struct Block {
     handle: u32,
     bytes: u64,
     size: u64,
+    offset: u64,
     id: u64,
     stream: crate::stream::Stream,
     device: crate::stream::Device,
@@ -43,10 +51,17 @@ impl Block {
         self.bytes as f64
     }
 
-    /// The bytes held: the request rounded to its pool's granularity.
+    /// The bytes held: the request rounded to its pool's granularity, or more.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> f64 {
         self.size as f64
+    }
+
+    /// Where the block starts in `buffer`, in bytes: a multiple of 256, as WebGPU requires
+    /// of a storage binding's offset. 0 for a CPU block.
+    #[wasm_bindgen(getter)]
+    pub fn offset(&self) -> f64 {
+        self.offset as f64
     }
 
     /// The allocator's id of the block, as `memoryHistory()` and `memorySnapshot()` name it.
@@ -74,8 +89,9 @@ impl Block {
         !BLOCKS.with(|b| b.borrow().contains_key(&self.handle))
     }
 
-    /// The `GPUBuffer` of a GPU block (usage `STORAGE | COPY_SRC | COPY_DST`, on the device
-    /// `gpuDevice()` returns), or `null` for a CPU block or a deleted one.
+    /// The `GPUBuffer` a GPU block is carved from (usage `STORAGE | COPY_SRC | COPY_DST`, on
+    /// the device `gpuDevice()` returns), or `null` for a CPU block or a deleted one. The
+    /// block's bytes are `offset` to `offset + size` of it.
     #[wasm_bindgen(getter, unchecked_return_type = "GPUBuffer | null")]
     pub fn buffer(&self) -> JsValue {
         BLOCKS.with(|b| {
@@ -137,6 +153,7 @@ pub fn caching_allocator_alloc(bytes: JsValue, opts: JsValue) -> JsResult<Block>
         handle,
         bytes: raw.bytes(),
         size: raw.size(),
+        offset: raw.offset(),
         id: raw.id(),
         stream,
         device: raw.device(),

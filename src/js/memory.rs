@@ -30,7 +30,9 @@ pub fn reset_peak_memory() {
     allocator::reset_peak_stats();
 }
 
-/// Bytes of freed GPU buffers kept for reuse.
+/// Bytes of idle GPU buffers kept for reuse (what `clearCache` frees). Free ranges inside
+/// buffers that live arrays also use are not counted: `memoryStats()` reports them as
+/// `inactive_split_bytes`.
 #[wasm_bindgen(js_name = getCacheMemory)]
 pub fn get_cache_memory() -> f64 {
     allocator::cache_bytes() as f64
@@ -101,9 +103,12 @@ pub fn memory_summary() -> String {
     )
 }
 
-/// One record per live or cached buffer: `{id, device, usage, size, requestedSize, state,
-/// stream, op}`. `usage` is `null` for host copies; `stream` is `null` for data made outside
-/// an evaluation (and for cached buffers).
+/// One record per live block and per free range of a GPU buffer: `{id, device, usage, size,
+/// requestedSize, segment, offset, state, stream, op}`. A GPU block is a range (`offset`,
+/// `size`) of a buffer (`segment`) that other blocks may share; `segment` is `null` for host
+/// copies, as `usage` is. `state` is `active` (a live block), `cached` (an idle buffer) or
+/// `inactive` (a free range of a buffer in use). Free ranges have no `id` (`null`) and no
+/// `stream`; `stream` is also `null` for data made outside an evaluation.
 #[wasm_bindgen(js_name = memorySnapshot, unchecked_return_type = "MemoryBlock[]")]
 pub fn memory_snapshot() -> js_sys::Array {
     allocator::snapshot().iter().map(snapshot_entry).collect()
@@ -112,7 +117,13 @@ pub fn memory_snapshot() -> js_sys::Array {
 fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
     let block = &entry.block;
     let object = js_sys::Object::new();
-    set(&object, "id", JsValue::from_f64(block.id as f64));
+    // A free range has no block, so no id.
+    let id = if block.id == 0 {
+        JsValue::NULL
+    } else {
+        JsValue::from_f64(block.id as f64)
+    };
+    set(&object, "id", id);
     set(&object, "device", block.device.name().into());
     set(
         &object,
@@ -125,6 +136,14 @@ fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
         "requestedSize",
         JsValue::from_f64(block.requested as f64),
     );
+    set(
+        &object,
+        "segment",
+        block
+            .segment
+            .map_or(JsValue::NULL, |s| JsValue::from_f64(s as f64)),
+    );
+    set(&object, "offset", JsValue::from_f64(block.offset as f64));
     set(&object, "state", entry.state.into());
     let stream = block.stream.map_or(JsValue::NULL, |s| {
         format!("{}:{}", s.device.name(), s.index).into()
@@ -168,12 +187,14 @@ pub fn reset_accumulated_memory_stats() {
 #[wasm_bindgen(typescript_custom_section)]
 const MEMORY_TS: &str = r#"
 export interface MemoryBlock {
-  id: number;
+  id: number | null;
   device: "cpu" | "gpu";
   usage: "storage" | "readback" | "uniform" | "query-resolve" | null;
   size: number;
   requestedSize: number;
-  state: "active" | "cached";
+  segment: number | null;
+  offset: number;
+  state: "active" | "cached" | "inactive";
   stream: string | null;
   op: string;
 }

@@ -12,15 +12,13 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 
 use crate::error::{Error, Result};
-use crate::memory::block::GpuBlock;
+use crate::memory::segment::Segment;
 
 type Report = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 
 /// A buffer whose creation has not been confirmed yet.
 struct Unverified {
-    block: Weak<GpuBlock>,
-    /// The buffer's serial, to find it in the cache if the block was freed meanwhile.
-    serial: u64,
+    segment: Weak<Segment>,
     requested: u64,
     report: Report,
 }
@@ -37,7 +35,7 @@ thread_local! {
 pub(crate) fn create_watched(
     device: &wgpu::Device,
     descriptor: &wgpu::BufferDescriptor,
-) -> (wgpu::Buffer, impl FnOnce(&Rc<GpuBlock>) + use<>) {
+) -> (wgpu::Buffer, impl FnOnce(&Rc<Segment>) + use<>) {
     let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let buffer = device.create_buffer(descriptor);
     let report: Report = Box::pin(scope.pop());
@@ -47,7 +45,7 @@ pub(crate) fn create_watched(
         failing
     });
     let requested = descriptor.size;
-    let watch = move |block: &Rc<GpuBlock>| {
+    let watch = move |segment: &Rc<Segment>| {
         let report = if simulated {
             Box::pin(async { Some(simulated_error()) })
         } else {
@@ -55,8 +53,7 @@ pub(crate) fn create_watched(
         };
         UNVERIFIED.with(|u| {
             u.borrow_mut().push(Unverified {
-                block: Rc::downgrade(block),
-                serial: block.serial,
+                segment: Rc::downgrade(segment),
                 requested,
                 report,
             })
@@ -78,11 +75,12 @@ pub fn has_unverified() -> bool {
 }
 
 /// Waits for the reports of every buffer created so far. A buffer the GPU could not create is
-/// marked lost (it is never reused), and the result is a `MemoryLimitError` naming it.
+/// marked lost, with every block carved from it (it is never reused), and the result is a
+/// `MemoryLimitError` naming it.
 ///
 /// Buffers are marked only once every report is in, with no await between the marking and
 /// the return: the caller discards the work that uses them before any other caller can see
-/// a lost buffer. A confirmed buffer may go back to the cache once dropped.
+/// a lost buffer.
 pub async fn verify() -> Result<()> {
     let pending = UNVERIFIED.with(|u| std::mem::take(&mut *u.borrow_mut()));
     let mut awaiting = Awaiting::new(pending.len());
@@ -90,26 +88,23 @@ pub async fn verify() -> Result<()> {
     for unverified in pending {
         let report = unverified.report.await;
         awaiting.one_done();
-        reports.push((
-            unverified.block,
-            unverified.serial,
-            unverified.requested,
-            report,
-        ));
+        reports.push((unverified.segment, unverified.requested, report));
     }
     let mut failure = None;
-    for (block, serial, requested, report) in reports {
-        match block.upgrade() {
-            Some(block) if report.is_none() => block.confirm(),
-            Some(block) => block.mark_lost(),
-            // Freed meanwhile: it waits in the cache for this report.
-            None => crate::memory::allocator::settle_unconfirmed(serial, report.is_none()),
+    for (segment, requested, report) in reports {
+        let Some(error) = report else {
+            continue;
+        };
+        // A segment already destroyed took no work with it.
+        if let Some(segment) = segment.upgrade() {
+            segment.mark_lost();
         }
-        if let Some(error) = report {
-            failure.get_or_insert(Error::MemoryLimit(format!(
-                "the GPU ran out of memory creating a buffer of {requested} bytes ({error})"
-            )));
-        }
+        failure.get_or_insert(Error::MemoryLimit(format!(
+            "the GPU ran out of memory creating a buffer of {requested} bytes ({error})"
+        )));
+    }
+    if failure.is_some() {
+        crate::memory::heap::with(|h| h.drop_spent());
     }
     failure.map_or(Ok(()), Err)
 }

@@ -8,8 +8,11 @@
 pub mod allocator;
 pub mod block;
 pub mod device_errors;
+mod heap;
 pub mod history;
 pub mod policy;
+pub mod segment;
+pub mod segments;
 pub mod stats;
 pub mod summary;
 

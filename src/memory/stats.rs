@@ -109,16 +109,20 @@ impl Metric {
     }
 }
 
-/// Every statistic. Blocks are never split, so PyTorch's `inactive_split` metrics are always
-/// zero and are not stored.
+/// Every statistic.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Live blocks (arrays' copies, staging and uniform buffers).
     pub allocation: Metric,
     /// Buffers that exist: live ones and cached ones.
     pub segment: Metric,
-    /// Live blocks; the same as `allocation`, as nothing is split.
+    /// Live blocks; the same as `allocation`.
     pub active: Metric,
+    /// Free ranges of segments that also hold live blocks: memory the cache cannot release
+    /// until those blocks go (PyTorch's "inactive split" blocks).
+    pub inactive_split: Metric,
+    /// Bytes of those ranges.
+    pub inactive_split_bytes: Metric,
     /// Bytes of live blocks, at their rounded sizes.
     pub allocated_bytes: Metric,
     /// Bytes of live and cached buffers.
@@ -179,6 +183,26 @@ impl Stats {
         self.requested_bytes.remove(device, pool, requested);
     }
 
+    /// A segment's inactive split ranges went from `before` to `after`, each `(count,
+    /// bytes)`.
+    pub(crate) fn inactive_split_change(
+        &mut self,
+        device: Device,
+        pool: Pool,
+        before: (u64, u64),
+        after: (u64, u64),
+    ) {
+        let change = |metric: &mut Metric, from: u64, to: u64| {
+            if to > from {
+                metric.add(device, pool, to - from);
+            } else if from > to {
+                metric.remove(device, pool, from - to);
+            }
+        };
+        change(&mut self.inactive_split, before.0, after.0);
+        change(&mut self.inactive_split_bytes, before.1, after.1);
+    }
+
     /// `bytes` were copied to `to` from the other device.
     pub(crate) fn transfer(&mut self, to: Device, bytes: u64) {
         match to {
@@ -187,11 +211,13 @@ impl Stats {
         }
     }
 
-    fn metrics_mut(&mut self) -> [&mut Metric; 7] {
+    fn metrics_mut(&mut self) -> [&mut Metric; 9] {
         [
             &mut self.allocation,
             &mut self.segment,
             &mut self.active,
+            &mut self.inactive_split,
+            &mut self.inactive_split_bytes,
             &mut self.allocated_bytes,
             &mut self.reserved_bytes,
             &mut self.active_bytes,
@@ -230,14 +256,13 @@ impl Stats {
 
     /// Every statistic as PyTorch's flat `memory_stats()` keys, sorted by key.
     pub fn flat(&self) -> Vec<(String, u64)> {
-        let zero = Metric::default();
         let metrics = [
             ("active", &self.active),
             ("active_bytes", &self.active_bytes),
             ("allocated_bytes", &self.allocated_bytes),
             ("allocation", &self.allocation),
-            ("inactive_split", &zero),
-            ("inactive_split_bytes", &zero),
+            ("inactive_split", &self.inactive_split),
+            ("inactive_split_bytes", &self.inactive_split_bytes),
             ("requested_bytes", &self.requested_bytes),
             ("reserved_bytes", &self.reserved_bytes),
             ("segment", &self.segment),
@@ -301,6 +326,19 @@ mod tests {
             (4 << 20) + 256,
             "still cached"
         );
+    }
+
+    #[test]
+    fn inactive_split_changes_add_and_remove() {
+        let mut s = Stats::default();
+        s.inactive_split_change(Device::Gpu, Pool::Small, (0, 0), (2, 1024));
+        s.inactive_split_change(Device::Gpu, Pool::Small, (2, 1024), (1, 256));
+        let g = s.inactive_split_bytes.get(Scope::SmallPool);
+        assert_eq!(
+            (g.current, g.peak, g.allocated, g.freed),
+            (256, 1024, 1024, 768)
+        );
+        assert_eq!(s.inactive_split.get(Scope::Gpu).current, 1);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::encoder::{CommandBatch, create_output};
 use crate::gpu::ops::grid_for;
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
@@ -43,7 +43,8 @@ pub fn dispatch(
     shape: &[usize],
     operands: &[Operand],
 ) -> Result<GpuBuffer> {
-    let out = create_storage(gpu, numel(shape))?;
+    let inputs: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
+    let out = create_output(gpu, numel(shape), &inputs)?;
     record(gpu, batch, key, source, shape, operands, None, &out)?;
     Ok(out)
 }

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::encoder::{CommandBatch, create_output};
 use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 
@@ -223,7 +223,7 @@ pub fn dispatch(
     a: MatrixOperand,
     b: MatrixOperand,
 ) -> Result<GpuBuffer> {
-    let out = create_storage(gpu, batch * m * n)?;
+    let out = create_output(gpu, batch * m * n, &[a.buffer, b.buffer])?;
     if batch * m * n == 0 {
         return Ok(out);
     }

@@ -247,7 +247,8 @@ fn concatenate(
     inputs: &[Array],
     data: &[GpuInput],
 ) -> Result<GpuBuffer> {
-    let out = crate::gpu::encoder::create_storage(gpu, node.size())?;
+    let sources: Vec<&GpuBuffer> = data.iter().map(GpuInput::buffer).collect();
+    let out = crate::gpu::encoder::create_output(gpu, node.size(), &sources)?;
     let out_strides = crate::shape::contiguous_strides(node.shape());
     let mut start = 0;
     for (x, d) in inputs.iter().zip(data) {

@@ -4,7 +4,7 @@
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::encoder::{CommandBatch, create_output, create_storage};
 use crate::gpu::ops::elementwise::{MATH, wgsl_type};
 use crate::gpu::ops::grid_for;
 use crate::gpu::pipelines::KernelKey;
@@ -140,7 +140,7 @@ fn pass(
     parts: usize,
 ) -> Result<GpuBuffer> {
     let slots = block.results() * parts;
-    let out = create_storage(gpu, slots)?;
+    let out = create_output(gpu, slots, &[input])?;
     let key = KernelKey::new(entry.family(), op.name(), &[dtype]);
     let kernel = gpu
         .pipelines

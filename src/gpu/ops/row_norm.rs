@@ -5,7 +5,7 @@
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::encoder::{CommandBatch, create_output, create_storage};
 use crate::gpu::ops::elementwise::MATH;
 use crate::gpu::ops::grid_for;
 use crate::gpu::ops::reduce::{Block, MANY_ROWS, parts_per_row};
@@ -49,12 +49,12 @@ pub fn dispatch(
             RowNorm::Softmax => "softmax_rows",
             RowNorm::LogSumExp => "logsumexp_rows",
         };
-        let out = create_storage(gpu, len)?;
+        let out = create_output(gpu, len, &[input])?;
         let params = [rows, row_len, 1, block.offset];
         pass(gpu, batch, entry, params, &[input, &out], rows)?;
         return Ok(out);
     }
-    let partial = create_storage(gpu, 2 * rows * parts)?;
+    let partial = create_output(gpu, 2 * rows * parts, &[input])?;
     let params = [rows, row_len, parts, block.offset];
     pass(
         gpu,
@@ -66,7 +66,7 @@ pub fn dispatch(
     )?;
     let params = [rows, row_len, parts, 0];
     if op == RowNorm::LogSumExp {
-        let out = create_storage(gpu, rows)?;
+        let out = create_output(gpu, rows, &[&partial])?;
         pass(
             gpu,
             batch,
@@ -77,7 +77,7 @@ pub fn dispatch(
         )?;
         return Ok(out);
     }
-    let stats = create_storage(gpu, 2 * rows)?;
+    let stats = create_output(gpu, 2 * rows, &[&partial])?;
     pass(
         gpu,
         batch,
@@ -86,7 +86,7 @@ pub fn dispatch(
         &[&partial, &stats],
         rows,
     )?;
-    let out = create_storage(gpu, len)?;
+    let out = create_output(gpu, len, &[input, &stats])?;
     let params = [rows, row_len, 1, block.offset];
     pass(
         gpu,

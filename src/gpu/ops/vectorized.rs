@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
+use crate::gpu::encoder::{CommandBatch, create_output};
 use crate::gpu::ops::elementwise::{CONVERT, MATH};
 use crate::gpu::ops::grid_of;
 use crate::gpu::pipelines::KernelKey;
@@ -97,7 +97,8 @@ pub fn dispatch(
     operands: &[(Option<&GpuBuffer>, usize, Access)],
 ) -> Result<GpuBuffer> {
     let len = numel(shape);
-    let out = create_storage(gpu, len)?;
+    let inputs: Vec<&GpuBuffer> = operands.iter().filter_map(|o| o.0).collect();
+    let out = create_output(gpu, len, &inputs)?;
     if len == 0 {
         return Ok(out);
     }

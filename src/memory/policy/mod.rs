@@ -71,9 +71,24 @@ pub trait Reuse: Sync {
         true
     }
 
-    /// Whether a cached buffer of `size` bytes may serve a request whose rounded size is
-    /// `request`, both of `pool`. Of the buffers that fit, the allocator takes the smallest.
+    /// Whether a cached buffer of `size` bytes may serve, whole, a request whose rounded size
+    /// is `request`, both of `pool`. Of the buffers that fit, the allocator takes the
+    /// smallest. Asked of buffers that are not split: all of them under a policy that does
+    /// not split, and readback staging buffers under every policy.
     fn fits(&self, size: u64, request: u64, pool: Pool) -> bool;
+
+    /// Whether storage requests are carved out of larger buffers, any free range that holds
+    /// them serving, as PyTorch's caching allocator splits its segments.
+    fn splits(&self) -> bool {
+        false
+    }
+
+    /// The most GPU bytes to keep reserved (live plus cached) when the peak of live GPU bytes
+    /// is `peak_live`: before a new buffer is made, cached buffers are destroyed, least
+    /// recently used first, until it fits. `None` leaves the cache to the cache limit alone.
+    fn reserve_bound(&self, _peak_live: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// Every policy, the default first.
@@ -84,7 +99,7 @@ pub const POLICIES: [Policy; 3] = [Policy::BEST_FIT, Policy::EXACT, Policy::NONE
 pub struct Policy(&'static dyn Reuse);
 
 impl Policy {
-    /// MLX's rule (the default); see [`best_fit::BestFit`].
+    /// Carving from cached buffers (the default); see [`best_fit::BestFit`].
     pub const BEST_FIT: Policy = Policy(&best_fit::BestFit);
     /// Only a buffer of the request's rounded size.
     pub const EXACT: Policy = Policy(&exact::Exact);
@@ -115,6 +130,14 @@ impl Policy {
 
     pub fn fits(self, size: u64, request: u64, pool: Pool) -> bool {
         self.0.caches() && self.0.fits(size, request, pool)
+    }
+
+    pub fn splits(self) -> bool {
+        self.0.caches() && self.0.splits()
+    }
+
+    pub fn reserve_bound(self, peak_live: u64) -> Option<u64> {
+        self.0.reserve_bound(peak_live)
     }
 }
 
@@ -163,6 +186,9 @@ mod tests {
         assert!(Policy::EXACT.fits(1024, 1024, Pool::Small));
         assert!(!Policy::EXACT.fits(1280, 1024, Pool::Small));
         assert!(!Policy::NONE.fits(1024, 1024, Pool::Small));
+        assert!(Policy::BEST_FIT.splits() && !Policy::EXACT.splits() && !Policy::NONE.splits());
+        assert_eq!(Policy::BEST_FIT.reserve_bound(100), Some(200));
+        assert_eq!(Policy::EXACT.reserve_bound(100), None);
         assert_eq!(Policy::parse("best-fit"), Some(Policy::BEST_FIT));
         assert_eq!(Policy::parse("lru"), None);
     }

@@ -1,0 +1,516 @@
+//! The allocator's state: segments and their free space, limits, statistics, the live-block
+//! table and the history. One per thread (see `memory`), reached through [`with`].
+//!
+//! This module keeps the books; `allocator` decides what to ask of it, and blocks call
+//! [`release_gpu`] and [`release_host`] when they drop. It knows segments, not blocks, so that
+//! blocks can return here without a circle of imports.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::memory::history::{Action, History};
+use crate::memory::policy::{Policy, Pool, SMALL_POOL_LIMIT, SMALL_ROUNDING};
+use crate::memory::segment::{Segment, Usage};
+use crate::memory::segments::{Range, Segments};
+use crate::memory::stats::{Scope, Stats};
+use crate::stream::{Device, Stream};
+
+/// The cache limit when none is set: a page that never sets one still has a bound.
+pub const DEFAULT_CACHE_LIMIT: u64 = 1 << 30;
+/// Storage requests under [`SMALL_POOL_LIMIT`] are carved out of buffers of this size.
+pub const SMALL_SEGMENT: u64 = 2 << 20;
+
+/// Which segments a request may use: its usage, pool and device.
+pub(crate) type Class = (Usage, Pool, u32);
+
+/// The stream and op of the node being evaluated.
+pub(crate) type Context = (Stream, &'static str);
+
+/// What `memorySnapshot` reports of a block, or of a free range (whose `id` is 0).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveBlock {
+    pub id: u64,
+    pub device: Device,
+    pub usage: Option<Usage>,
+    pub size: u64,
+    pub requested: u64,
+    /// The GPU buffer it is carved from (`None` for host copies) and where in it.
+    pub segment: Option<u64>,
+    pub offset: u64,
+    pub stream: Option<Stream>,
+    pub op: &'static str,
+    /// Where the page made the array, when the history records stacks.
+    pub origin: Option<Rc<str>>,
+}
+
+pub(crate) struct Heap {
+    pub(crate) policy: Policy,
+    pub(crate) segments: Segments<Class, Rc<Segment>>,
+    pub(crate) cache_limit: u64,
+    pub(crate) memory_limit: Option<u64>,
+    pub(crate) stats: Stats,
+    pub(crate) live: HashMap<u64, LiveBlock>,
+    next_id: u64,
+    /// Devices that own segments, each with the number its segments' class names.
+    devices: Vec<(wgpu::Device, u32)>,
+    next_device: u32,
+    /// The most live GPU bytes since the cache was last emptied: the default policy keeps
+    /// reserved memory within twice this.
+    pub(crate) high_water: u64,
+    /// The node being evaluated, for snapshots.
+    pub(crate) context: Option<Context>,
+    /// Where the page made the node being evaluated.
+    pub(crate) origin: Option<Rc<str>>,
+    /// Set while the scheduler can still flush and retry, so a failure is not yet an OOM.
+    pub(crate) retry_pending: bool,
+    /// The last request refused while a retry was pending: the OOM's, if the retry fails.
+    pub(crate) refused: Option<(u64, Device, Option<Context>)>,
+    /// Whether a GPU buffer was destroyed since the queue last moved.
+    pub(crate) destroyed: bool,
+    pub(crate) history: History,
+}
+
+impl Drop for Heap {
+    /// Segments still here at thread exit are leaked rather than dropped: wgpu's own
+    /// thread-locals may already be gone. Contexts let go of their segments when they drop
+    /// (`release_device`), so this only happens to those of contexts still alive.
+    fn drop(&mut self) {
+        for (_, entry) in std::mem::take(&mut self.segments).iter() {
+            std::mem::forget(entry.handle.clone());
+        }
+    }
+}
+
+thread_local! {
+    static HEAP: RefCell<Heap> = RefCell::new(Heap {
+        policy: Policy::BEST_FIT,
+        segments: Segments::default(),
+        cache_limit: DEFAULT_CACHE_LIMIT,
+        memory_limit: None,
+        stats: Stats::default(),
+        live: HashMap::default(),
+        next_id: 1,
+        devices: Vec::new(),
+        next_device: 0,
+        high_water: 0,
+        context: None,
+        origin: None,
+        retry_pending: false,
+        refused: None,
+        destroyed: false,
+        history: History::default(),
+    });
+}
+
+pub(crate) fn with<T>(f: impl FnOnce(&mut Heap) -> T) -> T {
+    HEAP.with(|h| f(&mut h.borrow_mut()))
+}
+
+/// [`with`], or `None` at thread exit, once the heap is gone.
+pub(crate) fn try_with<T>(f: impl FnOnce(&mut Heap) -> T) -> Option<T> {
+    HEAP.try_with(|h| f(&mut h.borrow_mut())).ok()
+}
+
+/// Returns a dropped GPU block's range to its segment.
+pub(crate) fn release_gpu(block: Released) {
+    // At thread exit the heap may be gone; the buffer is then freed with the device.
+    try_with(|h| h.release_gpu(block));
+}
+
+/// Accounts for a dropped host block.
+pub(crate) fn release_host(id: u64, pool: Pool, size: u64, requested: u64) {
+    try_with(|h| h.release_host(id, pool, size, requested));
+}
+
+/// A GPU block on its way back: the range it held and what it was.
+pub(crate) struct Released {
+    pub(crate) id: u64,
+    pub(crate) segment: Rc<Segment>,
+    pub(crate) offset: u64,
+    pub(crate) size: u64,
+    pub(crate) requested: u64,
+    /// Its contents are distrusted: the segment serves no more blocks.
+    pub(crate) distrusted: bool,
+}
+
+impl Heap {
+    pub(crate) fn active(&self) -> u64 {
+        self.stats.active_bytes.get(Scope::All).current
+    }
+
+    fn gpu_live(&self) -> u64 {
+        self.stats.allocated_bytes.get(Scope::Gpu).current
+    }
+
+    fn gpu_reserved(&self) -> u64 {
+        self.stats.reserved_bytes.get(Scope::Gpu).current
+    }
+
+    /// Bytes of idle segments: what the cache could release now (MLX's cache memory). Free
+    /// ranges of segments that live blocks also use are reserved too, but counted apart, as
+    /// PyTorch's inactive split bytes: they can only be released with their segment.
+    pub(crate) fn cache_bytes(&self) -> u64 {
+        self.segments.idle_bytes()
+    }
+
+    /// Whether `size` more active bytes fit under the limit.
+    pub(crate) fn fits_limit(&self, size: u64) -> bool {
+        self.memory_limit
+            .is_none_or(|limit| self.active() + size <= limit)
+    }
+
+    /// Whether active plus cached bytes stay within the memory limit.
+    fn within_limit_with_cache(&self) -> bool {
+        self.memory_limit
+            .is_none_or(|limit| self.active() + self.cache_bytes() <= limit)
+    }
+
+    pub(crate) fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The ids blocks are given next are above this.
+    pub(crate) fn last_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// The number that names `device` in segment classes.
+    pub(crate) fn device_number(&mut self, device: &wgpu::Device) -> u32 {
+        if let Some((_, n)) = self.devices.iter().find(|(d, _)| d == device) {
+            return *n;
+        }
+        self.next_device += 1;
+        self.devices.push((device.clone(), self.next_device));
+        self.next_device
+    }
+
+    /// Records an event of block or segment `id`, with the stream and op of the node that made
+    /// it (or of the node being evaluated, for one that is not live).
+    pub(crate) fn note(&mut self, action: Action, id: u64, bytes: u64, device: Device) {
+        if !self.history.is_recording() {
+            return;
+        }
+        let (context, origin) = match self.live.get(&id) {
+            Some(live) => ((live.stream, live.op), live.origin.clone()),
+            None => (
+                (
+                    self.context.map(|(s, _)| s),
+                    self.context.map_or("data", |(_, op)| op),
+                ),
+                self.origin.clone(),
+            ),
+        };
+        self.history
+            .record(action, (id, bytes, device), context, origin);
+    }
+
+    /// Records a new live block for the snapshot.
+    pub(crate) fn add_live(&mut self, block: LiveBlock) {
+        self.live.insert(block.id, block);
+    }
+
+    pub(crate) fn live_block(
+        &self,
+        id: u64,
+        device: Device,
+        size: u64,
+        requested: u64,
+    ) -> LiveBlock {
+        LiveBlock {
+            id,
+            device,
+            usage: None,
+            size,
+            requested,
+            segment: None,
+            offset: 0,
+            stream: self.context.map(|(s, _)| s),
+            op: self.context.map_or("data", |(_, op)| op),
+            origin: self.origin.clone(),
+        }
+    }
+
+    /// Whether storage requests of this usage are carved out of larger buffers now. With the
+    /// cache off (`setCacheLimit(0)`) nothing is kept, so nothing is carved.
+    pub(crate) fn splits(&self, usage: Usage) -> bool {
+        self.policy.splits() && usage.splits() && self.cache_limit > 0
+    }
+
+    /// The free range that serves a request of `size` bytes of `class`, outside the segments
+    /// in `avoid`; `None` when a new segment is needed.
+    pub(crate) fn find(&self, class: Class, size: u64, avoid: &[u64]) -> Option<Range> {
+        if !self.policy.caches() {
+            return None;
+        }
+        let (usage, pool, _) = class;
+        let splits = self.splits(usage);
+        let policy = self.policy;
+        self.segments.find(class, size, |range| {
+            let whole_fits = splits || policy.fits(range.len, size, pool);
+            let usable = self
+                .segments
+                .get(range.segment)
+                .is_some_and(|e| !e.handle.is_spent());
+            whole_fits
+                && usable
+                && !avoid.contains(&range.segment)
+                && self.fits_limit(if splits { size } else { range.len })
+        })
+    }
+
+    /// How much of `range` a request of `size` takes: all of it unless it splits, and then
+    /// all of it when the rest would be too small to serve its pool (PyTorch keeps large
+    /// buffers in pieces of at least 1 MiB), unless that would pass the memory limit.
+    pub(crate) fn take_len(&self, range: &Range, size: u64, class: Class) -> u64 {
+        let (usage, pool, _) = class;
+        if !self.splits(usage) {
+            return range.len;
+        }
+        let least_rest = match pool {
+            Pool::Small => SMALL_ROUNDING,
+            Pool::Large => SMALL_POOL_LIMIT,
+        };
+        let rest = range.len - size;
+        if rest >= least_rest || !self.fits_limit(range.len) {
+            size
+        } else {
+            range.len
+        }
+    }
+
+    /// The size of a new segment for a request of `size` bytes.
+    pub(crate) fn segment_size(&self, class: Class, size: u64, max_buffer_size: u64) -> u64 {
+        let (usage, pool, _) = class;
+        if self.splits(usage) && pool == Pool::Small {
+            SMALL_SEGMENT.min(max_buffer_size).max(size)
+        } else {
+            size
+        }
+    }
+
+    /// Makes room for a new segment of `size` bytes that a request of `request` bytes needs:
+    /// idle segments go, oldest first, while the memory limit or the policy's bound on reserved
+    /// memory would be passed.
+    pub(crate) fn make_room_for_segment(&mut self, size: u64, request: u64) {
+        let peak = self.high_water.max(self.gpu_live() + request);
+        let bound = self.policy.reserve_bound(peak);
+        self.evict_while(|h| {
+            let limit_ok = h
+                .memory_limit
+                .is_none_or(|l| h.active() + h.cache_bytes() + size <= l);
+            let bound_ok = bound.is_none_or(|b| h.gpu_reserved() + size <= b);
+            limit_ok && bound_ok
+        });
+    }
+
+    /// Adds a new, wholly free segment.
+    pub(crate) fn add_segment(&mut self, class: Class, segment: Rc<Segment>) {
+        self.stats.num_cache_misses += 1;
+        self.stats
+            .segment_alloc(Device::Gpu, segment.pool, segment.size);
+        self.note(
+            Action::SegmentAlloc,
+            segment.serial,
+            segment.size,
+            Device::Gpu,
+        );
+        self.segments
+            .add(segment.serial, class, segment.size, segment);
+    }
+
+    /// Carves `len` bytes from `range` for a request of `requested` bytes; returns the new
+    /// block's id, its segment and offset.
+    pub(crate) fn carve(
+        &mut self,
+        range: Range,
+        len: u64,
+        requested: u64,
+        fresh: bool,
+    ) -> (u64, Rc<Segment>) {
+        let segment = self.segment(range.segment);
+        let before = self.inactive(range.segment);
+        self.segments.carve(range, len);
+        self.inactive_changed(&segment, before);
+        self.stats
+            .activate(Device::Gpu, segment.pool, len, requested);
+        self.high_water = self.high_water.max(self.gpu_live());
+        if !fresh {
+            self.stats.num_cache_hits += 1;
+        }
+        let id = self.new_id();
+        let mut live = self.live_block(id, Device::Gpu, len, requested);
+        live.usage = Some(segment.usage);
+        live.segment = Some(segment.serial);
+        live.offset = range.offset;
+        self.add_live(live);
+        if !fresh {
+            self.note(Action::CacheHit, id, len, Device::Gpu);
+        }
+        self.note(Action::Alloc, id, len, Device::Gpu);
+        (id, segment)
+    }
+
+    fn segment(&self, serial: u64) -> Rc<Segment> {
+        let entry = self.segments.get(serial).expect("a known segment");
+        entry.handle.clone()
+    }
+
+    fn inactive(&self, serial: u64) -> (u64, u64) {
+        self.segments.get(serial).map_or((0, 0), |e| e.inactive())
+    }
+
+    fn inactive_changed(&mut self, segment: &Segment, before: (u64, u64)) {
+        let after = self.inactive(segment.serial);
+        self.stats
+            .inactive_split_change(Device::Gpu, segment.pool, before, after);
+    }
+
+    fn release_gpu(&mut self, block: Released) {
+        let Released {
+            id,
+            segment,
+            offset,
+            size,
+            requested,
+            distrusted,
+        } = block;
+        self.note(Action::FreeCompleted, id, size, Device::Gpu);
+        self.live.remove(&id);
+        self.stats
+            .deactivate(Device::Gpu, segment.pool, size, requested);
+        let serial = segment.serial;
+        // A spent or distrusted segment serves no more blocks; a uniform buffer is the
+        // runtime's own and is never cached.
+        let keep = !segment.is_spent()
+            && !distrusted
+            && self.policy.caches()
+            && segment.usage != Usage::Uniform;
+        if !keep {
+            self.segments.retire(serial);
+        }
+        let before = self.inactive(serial);
+        let idle = self.segments.give_back(serial, offset, size);
+        self.inactive_changed(&segment, before);
+        let retired = self.segments.get(serial).is_some_and(|e| e.is_retired());
+        if idle && retired {
+            self.destroy(serial);
+        } else if idle {
+            self.trim();
+        }
+    }
+
+    fn release_host(&mut self, id: u64, pool: Pool, size: u64, requested: u64) {
+        self.note(Action::FreeCompleted, id, size, Device::Cpu);
+        self.note(Action::SegmentFree, id, size, Device::Cpu);
+        self.live.remove(&id);
+        self.stats.deactivate(Device::Cpu, pool, size, requested);
+        self.stats.segment_free(Device::Cpu, pool, size);
+    }
+
+    /// Destroys idle segments, oldest first, while the cache is over its limit or active
+    /// plus cached bytes are over the memory limit.
+    pub(crate) fn trim(&mut self) {
+        self.evict_while(|h| h.cache_bytes() <= h.cache_limit && h.within_limit_with_cache());
+    }
+
+    /// Destroys the oldest idle segments until `keep` holds; returns the bytes freed.
+    pub(crate) fn evict_while(&mut self, keep: impl Fn(&Heap) -> bool) -> u64 {
+        let mut freed = 0;
+        while !keep(self) {
+            let Some(oldest) = self.segments.idle().next() else {
+                break;
+            };
+            freed += self.destroy(oldest);
+        }
+        freed
+    }
+
+    /// Destroys idle segment `serial`; returns its size.
+    pub(crate) fn destroy(&mut self, serial: u64) -> u64 {
+        let Some(entry) = self.segments.remove(serial) else {
+            return 0;
+        };
+        let segment = entry.handle;
+        self.note(Action::SegmentFree, serial, segment.size, Device::Gpu);
+        self.stats
+            .segment_free(Device::Gpu, segment.pool, segment.size);
+        segment.buffer.destroy();
+        self.destroyed = true;
+        segment.size
+    }
+
+    /// Destroys the idle segments of `device`, which is going away, and retires the rest.
+    pub(crate) fn release_device(&mut self, device: &wgpu::Device) {
+        let gone: Vec<(u64, bool)> = self
+            .segments
+            .iter()
+            .filter(|(_, e)| &e.handle.device == device)
+            .map(|(serial, e)| (serial, e.is_idle()))
+            .collect();
+        for (serial, idle) in gone {
+            self.segments.retire(serial);
+            if idle {
+                self.destroy(serial);
+            }
+        }
+        self.devices.retain(|(d, _)| d != device);
+    }
+
+    /// Destroys idle segments that the GPU failed to create, and retires used ones.
+    pub(crate) fn drop_spent(&mut self) {
+        let spent: Vec<(u64, bool)> = self
+            .segments
+            .iter()
+            .filter(|(_, e)| e.handle.is_spent() && !e.is_retired())
+            .map(|(serial, e)| (serial, e.is_idle()))
+            .collect();
+        for (serial, idle) in spent {
+            self.segments.retire(serial);
+            if idle {
+                self.destroy(serial);
+            }
+        }
+    }
+
+    /// The free ranges, each with its state: `cached` for idle segments, least recently used
+    /// first, then `inactive` for the free ranges of segments in use, by segment and offset.
+    pub(crate) fn free_ranges(&self) -> Vec<(LiveBlock, &'static str)> {
+        let idle: Vec<u64> = self.segments.idle().collect();
+        let mut busy: Vec<u64> = self
+            .segments
+            .iter()
+            .filter(|(_, e)| !e.is_idle())
+            .map(|(serial, _)| serial)
+            .collect();
+        busy.sort_unstable();
+        idle.into_iter()
+            .chain(busy)
+            .filter_map(|serial| self.segments.get(serial).map(|e| (serial, e)))
+            .flat_map(|(serial, entry)| {
+                let segment = entry.handle.clone();
+                let state = if entry.is_idle() {
+                    "cached"
+                } else {
+                    "inactive"
+                };
+                entry.free_ranges().map(move |(offset, len)| {
+                    let block = LiveBlock {
+                        id: 0,
+                        device: Device::Gpu,
+                        usage: Some(segment.usage),
+                        size: len,
+                        requested: 0,
+                        segment: Some(serial),
+                        offset,
+                        stream: None,
+                        op: "",
+                        origin: None,
+                    };
+                    (block, state)
+                })
+            })
+            .collect()
+    }
+}
