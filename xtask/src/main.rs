@@ -7,6 +7,7 @@ mod dispatch;
 mod interleave;
 mod manifest;
 mod package;
+mod pages;
 mod peers;
 mod serve;
 mod setup;
@@ -23,7 +24,8 @@ commands:
                     driver through apt-get
   build             build the npm package into pkg/ with wasm-pack
   test              setup, then formatting, clippy, native tests on Vulkan, browser tests in
-                    headless Chromium, and the demo page end to end
+                    headless Chromium, and the test pages (tests/pages/) and the demo page
+                    end to end
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium

@@ -1,12 +1,12 @@
 //! `cargo xtask test`: every check CI runs, in order of cost: formatting, lints for both targets,
-//! native tests on Vulkan (lavapipe), browser tests in headless Chromium, then the demo page
-//! driven end to end from the built package.
+//! native tests on Vulkan (lavapipe), browser tests in headless Chromium, then the test pages
+//! and the demo page driven end to end from the built package.
 
 use std::process::Command;
 
 use crate::cmd::{Tally, root, run, run_tests};
 use crate::manifest::Manifest;
-use crate::{demo, package, setup};
+use crate::{demo, package, pages, setup};
 
 pub fn test(manifest: &Manifest) -> Result<(), String> {
     setup::setup(manifest)?;
@@ -60,8 +60,10 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     );
     write_webdriver_json(&manifest.webdriver_json())?;
     outcome?;
-    step("demo page (built package, headless Chromium)");
     package::build(manifest)?;
+    step("test pages (built package, headless Chromium)");
+    pages::run_all(manifest, tally)?;
+    step("demo page (built package, headless Chromium)");
     match demo::run_demo(manifest) {
         Ok(text) => {
             println!("{text}");
