@@ -443,30 +443,25 @@ impl Heap {
 
     /// Destroys the idle segments of `device`, which is going away, and retires the rest.
     pub(crate) fn release_device(&mut self, device: &wgpu::Device) {
-        let gone: Vec<(u64, bool)> = self
-            .segments
-            .iter()
-            .filter(|(_, e)| &e.handle.device == device)
-            .map(|(serial, e)| (serial, e.is_idle()))
-            .collect();
-        for (serial, idle) in gone {
-            self.segments.retire(serial);
-            if idle {
-                self.destroy(serial);
-            }
-        }
+        self.retire_where(|s| &s.device == device);
         self.devices.retain(|(d, _)| d != device);
     }
 
     /// Destroys idle segments that the GPU failed to create, and retires used ones.
     pub(crate) fn drop_spent(&mut self) {
-        let spent: Vec<(u64, bool)> = self
+        self.retire_where(Segment::is_spent);
+    }
+
+    /// Retires every segment `which` names: idle ones are destroyed now, the rest as their
+    /// last block goes.
+    fn retire_where(&mut self, which: impl Fn(&Segment) -> bool) {
+        let chosen: Vec<(u64, bool)> = self
             .segments
             .iter()
-            .filter(|(_, e)| e.handle.is_spent() && !e.is_retired())
+            .filter(|(_, e)| !e.is_retired() && which(&e.handle))
             .map(|(serial, e)| (serial, e.is_idle()))
             .collect();
-        for (serial, idle) in spent {
+        for (serial, idle) in chosen {
             self.segments.retire(serial);
             if idle {
                 self.destroy(serial);

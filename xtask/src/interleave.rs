@@ -36,10 +36,11 @@ pub fn interleave(manifest: &Manifest, args: &[&str]) -> Result<(), String> {
         .arg("--chromedriver")
         .arg(&manifest.chromedriver)
         .args(["--", "--test", "web_interleave", "--", "--nocapture"])
-        // About 15 ms a program on SwiftShader; a wasm panic hangs the runner until this.
+        // About 40 ms a program on SwiftShader (its reference run, then the interleaved one);
+        // a wasm panic hangs the runner until this.
         .env(
             "WASM_BINDGEN_TEST_TIMEOUT",
-            (120 + programs / 20).to_string(),
+            (120 + programs / 5).to_string(),
         )
         .env("TANDEM_INTERLEAVE_PROGRAMS", programs.to_string())
         .env("TANDEM_INTERLEAVE_SEED", seed.to_string()))?;
