@@ -26,14 +26,17 @@ pub fn summary(stats: &Stats, memory_limit: Option<u64>, cache_limit: u64) -> St
         "| {:<21} | {:>10} | {:>10} | {:>10} | {:>10} |",
         "Metric", "Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"
     ));
-    let sections: [(&str, &Metric, bool); 7] = [
+    // PyTorch's sections and names; "non-releasable" is the inactive split memory.
+    let sections: [(&str, &Metric, bool); 9] = [
         ("Allocated memory", &stats.allocated_bytes, true),
         ("Active memory", &stats.active_bytes, true),
         ("Requested memory", &stats.requested_bytes, true),
         ("Reserved memory", &stats.reserved_bytes, true),
+        ("Non-releasable memory", &stats.inactive_split_bytes, true),
         ("Allocations", &stats.allocation, false),
         ("Active allocs", &stats.active, false),
         ("Reserved segments", &stats.segment, false),
+        ("Non-releasable allocs", &stats.inactive_split, false),
     ];
     for (name, metric, bytes) in sections {
         out.push(rule('-'));
