@@ -26,8 +26,9 @@ use std::rc::Rc;
 
 use crate::error::{Error, Result};
 pub use crate::memory::block::{GpuBlock, GpuBuffer, HostBlock};
+pub use crate::memory::carve::SMALL_SEGMENT;
 use crate::memory::device_errors::create_watched;
-pub use crate::memory::heap::{DEFAULT_CACHE_LIMIT, LiveBlock, SMALL_SEGMENT};
+pub use crate::memory::heap::{DEFAULT_CACHE_LIMIT, LiveBlock};
 use crate::memory::heap::{Heap, with};
 use crate::memory::history::{Action, Event, Recording};
 use crate::memory::policy::{Policy, Pool, rounded};

@@ -1,7 +1,8 @@
 //! The allocator's state: segments and their free space, limits, statistics, the live-block
 //! table and the history. One per thread (see `memory`), reached through [`with`].
 //!
-//! This module keeps the books; `allocator` decides what to ask of it, and blocks call
+//! This module keeps the books; `carve` and `cache` hold its methods for carving blocks and
+//! for letting idle segments go; `allocator` decides what to ask of it, and blocks call
 //! [`release_gpu`] and [`release_host`] when they drop. It knows segments, not blocks, so that
 //! blocks can return here without a circle of imports.
 
@@ -10,16 +11,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::memory::history::{Action, History};
-use crate::memory::policy::{Policy, Pool, SMALL_POOL_LIMIT, SMALL_ROUNDING};
+use crate::memory::policy::{Policy, Pool};
 use crate::memory::segment::{Segment, Usage};
-use crate::memory::segments::{Range, Segments};
+use crate::memory::segments::Segments;
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
 
 /// The cache limit when none is set: a page that never sets one still has a bound.
 pub const DEFAULT_CACHE_LIMIT: u64 = 1 << 30;
-/// Storage requests under [`SMALL_POOL_LIMIT`] are carved out of buffers of this size.
-pub const SMALL_SEGMENT: u64 = 2 << 20;
 
 /// Which segments a request may use: its usage, pool and device.
 pub(crate) type Class = (Usage, Pool, u32);
@@ -139,11 +138,11 @@ impl Heap {
         self.stats.active_bytes.get(Scope::All).current
     }
 
-    fn gpu_live(&self) -> u64 {
+    pub(crate) fn gpu_live(&self) -> u64 {
         self.stats.allocated_bytes.get(Scope::Gpu).current
     }
 
-    fn gpu_reserved(&self) -> u64 {
+    pub(crate) fn gpu_reserved(&self) -> u64 {
         self.stats.reserved_bytes.get(Scope::Gpu).current
     }
 
@@ -161,7 +160,7 @@ impl Heap {
     }
 
     /// Whether active plus cached bytes stay within the memory limit.
-    fn within_limit_with_cache(&self) -> bool {
+    pub(crate) fn within_limit_with_cache(&self) -> bool {
         self.memory_limit
             .is_none_or(|limit| self.active() + self.cache_bytes() <= limit)
     }
@@ -232,175 +231,6 @@ impl Heap {
         }
     }
 
-    /// Whether storage requests of this usage are carved out of larger buffers now. With the
-    /// cache off (`setCacheLimit(0)`) nothing is kept, so nothing is carved.
-    pub(crate) fn splits(&self, usage: Usage) -> bool {
-        self.policy.splits() && usage.splits() && self.cache_limit > 0
-    }
-
-    /// The free range that serves a request of `size` bytes of `class`, outside the segments
-    /// in `avoid`; `None` when a new segment is needed.
-    pub(crate) fn find(&self, class: Class, size: u64, avoid: &[u64]) -> Option<Range> {
-        if !self.policy.caches() {
-            return None;
-        }
-        let (usage, pool, _) = class;
-        let splits = self.splits(usage);
-        let policy = self.policy;
-        self.segments.find(class, size, |range| {
-            let whole_fits = splits || policy.fits(range.len, size, pool);
-            let usable = self
-                .segments
-                .get(range.segment)
-                .is_some_and(|e| !e.handle.is_spent());
-            whole_fits
-                && usable
-                && !avoid.contains(&range.segment)
-                && self.fits_limit(if splits { size } else { range.len })
-        })
-    }
-
-    /// How much of `range` a request of `size` takes: all of it unless it splits, and then
-    /// all of it when the rest would be too small to serve its pool (PyTorch keeps large
-    /// buffers in pieces of at least 1 MiB), unless that would pass the memory limit.
-    pub(crate) fn take_len(&self, range: &Range, size: u64, class: Class) -> u64 {
-        let (usage, pool, _) = class;
-        if !self.splits(usage) {
-            return range.len;
-        }
-        let least_rest = match pool {
-            Pool::Small => SMALL_ROUNDING,
-            Pool::Large => SMALL_POOL_LIMIT,
-        };
-        let rest = range.len - size;
-        if rest >= least_rest || !self.fits_limit(range.len) {
-            size
-        } else {
-            range.len
-        }
-    }
-
-    /// The size of a new segment for a request of `size` bytes.
-    pub(crate) fn segment_size(&self, class: Class, size: u64, max_buffer_size: u64) -> u64 {
-        let (usage, pool, _) = class;
-        if self.splits(usage) && pool == Pool::Small {
-            SMALL_SEGMENT.min(max_buffer_size).max(size)
-        } else {
-            size
-        }
-    }
-
-    /// Makes room for a new segment of `size` bytes that a request of `request` bytes needs:
-    /// idle segments go, oldest first, while the memory limit or the policy's bound on reserved
-    /// memory would be passed.
-    pub(crate) fn make_room_for_segment(&mut self, size: u64, request: u64) {
-        let peak = self.high_water.max(self.gpu_live() + request);
-        let bound = self.policy.reserve_bound(peak);
-        self.evict_while(|h| {
-            let limit_ok = h
-                .memory_limit
-                .is_none_or(|l| h.active() + h.cache_bytes() + size <= l);
-            let bound_ok = bound.is_none_or(|b| h.gpu_reserved() + size <= b);
-            limit_ok && bound_ok
-        });
-    }
-
-    /// Adds a new, wholly free segment.
-    pub(crate) fn add_segment(&mut self, class: Class, segment: Rc<Segment>) {
-        self.stats.num_cache_misses += 1;
-        self.stats
-            .segment_alloc(Device::Gpu, segment.pool, segment.size);
-        self.note(
-            Action::SegmentAlloc,
-            segment.serial,
-            segment.size,
-            Device::Gpu,
-        );
-        self.segments
-            .add(segment.serial, class, segment.size, segment);
-    }
-
-    /// Carves `len` bytes from `range` for a request of `requested` bytes; returns the new
-    /// block's id, its segment and offset.
-    pub(crate) fn carve(
-        &mut self,
-        range: Range,
-        len: u64,
-        requested: u64,
-        fresh: bool,
-    ) -> (u64, Rc<Segment>) {
-        let segment = self.segment(range.segment);
-        let before = self.inactive(range.segment);
-        self.segments.carve(range, len);
-        self.inactive_changed(&segment, before);
-        self.stats
-            .activate(Device::Gpu, segment.pool, len, requested);
-        self.high_water = self.high_water.max(self.gpu_live());
-        if !fresh {
-            self.stats.num_cache_hits += 1;
-        }
-        let id = self.new_id();
-        let mut live = self.live_block(id, Device::Gpu, len, requested);
-        live.usage = Some(segment.usage);
-        live.segment = Some(segment.serial);
-        live.offset = range.offset;
-        self.add_live(live);
-        if !fresh {
-            self.note(Action::CacheHit, id, len, Device::Gpu);
-        }
-        self.note(Action::Alloc, id, len, Device::Gpu);
-        (id, segment)
-    }
-
-    fn segment(&self, serial: u64) -> Rc<Segment> {
-        let entry = self.segments.get(serial).expect("a known segment");
-        entry.handle.clone()
-    }
-
-    fn inactive(&self, serial: u64) -> (u64, u64) {
-        self.segments.get(serial).map_or((0, 0), |e| e.inactive())
-    }
-
-    fn inactive_changed(&mut self, segment: &Segment, before: (u64, u64)) {
-        let after = self.inactive(segment.serial);
-        self.stats
-            .inactive_split_change(Device::Gpu, segment.pool, before, after);
-    }
-
-    fn release_gpu(&mut self, block: Released) {
-        let Released {
-            id,
-            segment,
-            offset,
-            size,
-            requested,
-            distrusted,
-        } = block;
-        self.note(Action::FreeCompleted, id, size, Device::Gpu);
-        self.live.remove(&id);
-        self.stats
-            .deactivate(Device::Gpu, segment.pool, size, requested);
-        let serial = segment.serial;
-        // A spent or distrusted segment serves no more blocks; a uniform buffer is the
-        // runtime's own and is never cached.
-        let keep = !segment.is_spent()
-            && !distrusted
-            && self.policy.caches()
-            && segment.usage != Usage::Uniform;
-        if !keep {
-            self.segments.retire(serial);
-        }
-        let before = self.inactive(serial);
-        let idle = self.segments.give_back(serial, offset, size);
-        self.inactive_changed(&segment, before);
-        let retired = self.segments.get(serial).is_some_and(|e| e.is_retired());
-        if idle && retired {
-            self.destroy(serial);
-        } else if idle {
-            self.trim();
-        }
-    }
-
     fn release_host(&mut self, id: u64, pool: Pool, size: u64, requested: u64) {
         self.note(Action::FreeCompleted, id, size, Device::Cpu);
         self.note(Action::SegmentFree, id, size, Device::Cpu);
@@ -409,64 +239,9 @@ impl Heap {
         self.stats.segment_free(Device::Cpu, pool, size);
     }
 
-    /// Destroys idle segments, oldest first, while the cache is over its limit or active
-    /// plus cached bytes are over the memory limit.
-    pub(crate) fn trim(&mut self) {
-        self.evict_while(|h| h.cache_bytes() <= h.cache_limit && h.within_limit_with_cache());
-    }
-
-    /// Destroys the oldest idle segments until `keep` holds; returns the bytes freed.
-    pub(crate) fn evict_while(&mut self, keep: impl Fn(&Heap) -> bool) -> u64 {
-        let mut freed = 0;
-        while !keep(self) {
-            let Some(oldest) = self.segments.idle().next() else {
-                break;
-            };
-            freed += self.destroy(oldest);
-        }
-        freed
-    }
-
-    /// Destroys idle segment `serial`; returns its size.
-    pub(crate) fn destroy(&mut self, serial: u64) -> u64 {
-        let Some(entry) = self.segments.remove(serial) else {
-            return 0;
-        };
-        let segment = entry.handle;
-        self.note(Action::SegmentFree, serial, segment.size, Device::Gpu);
-        self.stats
-            .segment_free(Device::Gpu, segment.pool, segment.size);
-        segment.buffer.destroy();
-        self.destroyed = true;
-        segment.size
-    }
-
-    /// Destroys the idle segments of `device`, which is going away, and retires the rest.
-    pub(crate) fn release_device(&mut self, device: &wgpu::Device) {
-        self.retire_where(|s| &s.device == device);
+    /// Forgets `device`'s number: a new device gets a new one.
+    pub(crate) fn forget_device(&mut self, device: &wgpu::Device) {
         self.devices.retain(|(d, _)| d != device);
-    }
-
-    /// Destroys idle segments that the GPU failed to create, and retires used ones.
-    pub(crate) fn drop_spent(&mut self) {
-        self.retire_where(Segment::is_spent);
-    }
-
-    /// Retires every segment `which` names: idle ones are destroyed now, the rest as their
-    /// last block goes.
-    fn retire_where(&mut self, which: impl Fn(&Segment) -> bool) {
-        let chosen: Vec<(u64, bool)> = self
-            .segments
-            .iter()
-            .filter(|(_, e)| !e.is_retired() && which(&e.handle))
-            .map(|(serial, e)| (serial, e.is_idle()))
-            .collect();
-        for (serial, idle) in chosen {
-            self.segments.retire(serial);
-            if idle {
-                self.destroy(serial);
-            }
-        }
     }
 
     /// The free ranges, each with its state: `cached` for idle segments, least recently used

@@ -7,6 +7,8 @@
 
 pub mod allocator;
 pub mod block;
+mod cache;
+mod carve;
 pub mod device_errors;
 mod heap;
 pub mod history;
