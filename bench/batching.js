@@ -1,6 +1,6 @@
 // How many dispatches one submit should carry: GPU-only workloads timed with each setting of
 // setDispatchesPerSubmit. `cargo xtask bench batching` reads its table through common.js.
-import init, * as tn from "../pkg/tandem.js";
+import * as tn from "../pkg/index.js";
 import { adapterLine, median, report } from "./common.js";
 
 const RUNS = 7;
@@ -39,7 +39,6 @@ async function time(build) {
 }
 
 async function main() {
-  await init();
   const info = await tn.initRuntime();
   tn.randomSeed(0);
   const a = tn.randomUniform([4096, 512], { stream: "gpu" });

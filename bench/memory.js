@@ -2,7 +2,7 @@
 // raw GPU block of a random size from 1 KiB to 8 MiB (log-uniform) that lives a random 1 to 32
 // steps. The same seeded sequence runs under each policy. `cargo xtask bench memory` reads
 // the table through common.js.
-import init, * as tn from "../pkg/tandem.js";
+import * as tn from "../pkg/index.js";
 import { adapterLine, median, report } from "./common.js";
 
 const STEPS = 2000;
@@ -89,7 +89,6 @@ async function measure(policy, cacheLimit, plan) {
 const mib = (bytes) => (bytes / (1 << 20)).toFixed(1);
 
 async function main() {
-  await init();
   const info = await tn.initRuntime({ requireGpu: true });
   const plan = requests(17);
   const requested = plan.reduce((sum, [bytes]) => sum + bytes, 0);

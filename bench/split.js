@@ -1,6 +1,6 @@
 // MLX's unified-memory workload, timed with every op on the GPU and with the exps on the CPU.
 // `cargo xtask bench split` reads its table through common.js.
-import init, * as tn from "../pkg/tandem.js";
+import * as tn from "../pkg/index.js";
 import { adapterLine, median, report } from "./common.js";
 
 const RUNS = 10;
@@ -35,7 +35,6 @@ async function time(a, b, matmulStream, expStream) {
 }
 
 async function main() {
-  await init();
   const info = await tn.initRuntime();
   tn.randomSeed(0);
   const a = tn.randomUniform([4096, 512]);

@@ -1,6 +1,6 @@
 // The demo page. It reports its outcome on window.tandemDemo ({state, text}), which
 // `cargo xtask demo --headless` reads.
-import init, * as tn from "../pkg/tandem.js";
+import * as tn from "../pkg/index.js";
 
 const $ = (id) => document.getElementById(id);
 const RUNS = 5;
@@ -323,7 +323,6 @@ async function addInWorker() {
 }
 
 async function main() {
-  await init();
   const info = await tn.initRuntime();
   $("status").textContent = "Ready.";
   $("runs").textContent = RUNS;

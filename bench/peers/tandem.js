@@ -3,10 +3,9 @@
 // typed arrays through tn.array and are made resident on the stream's device before timing;
 // each run builds the graph, reads the result back with toArray, and disposes every array it
 // made (intermediates as soon as the next op holds them, as split.js does).
-import init, * as tn from "/pkg/tandem.js";
+import * as tn from "/pkg/index.js";
 
 export async function setup(runtimeId) {
-  await init();
   const device = runtimeId === "tandem-cpu" ? "cpu" : "gpu";
   const info = await tn.initRuntime();
   return {

@@ -4,7 +4,7 @@
 // active bytes where they started and no active block but the runtime's own; and 1,000 ops
 // with a JS number operand must make at most 2 GPU buffers. `cargo xtask test` opens this page
 // and reads window.tandemPage ({state, text}).
-import init, * as tn from "../pkg/tandem.js";
+import * as tn from "/pkg/index.js";
 import { minimal, run } from "./repros/active-after-dispose.js";
 
 window.tandemPage = { state: "running", text: "" };
@@ -50,7 +50,6 @@ async function scalarLoop(lines) {
 }
 
 async function main() {
-  await init();
   await tn.initRuntime({ requireGpu: true });
   const lines = [];
   await repros(lines);

@@ -10,6 +10,10 @@ pub struct Manifest {
     pub target: String,
     pub out_dir: String,
     pub profile: String,
+    /// wasm-opt's level for release builds (`"O"`, `"Oz"`, …), or `"none"`.
+    pub wasm_opt: String,
+    /// The npm `binaryen` version that provides wasm-opt.
+    pub binaryen_version: String,
     pub wasm_pack_version: String,
     pub apt_packages: Vec<String>,
     pub chromium: PathBuf,
@@ -33,6 +37,8 @@ impl Manifest {
             target: string(&table, "build", "target")?,
             out_dir: string(&table, "build", "out-dir")?,
             profile: string(&table, "build", "profile")?,
+            wasm_opt: string(&table, "build", "wasm-opt")?,
+            binaryen_version: string(&table, "tools", "binaryen")?,
             wasm_pack_version: string(&table, "tools", "wasm-pack")?,
             apt_packages: strings(&table, "tools", "apt")?,
             chromium: string(&table, "browser", "chromium")?.into(),

@@ -1,11 +1,46 @@
-//! `cargo xtask build`: the npm package, built by wasm-pack into the manifest's out-dir.
+//! `cargo xtask build`: the npm package. wasm-pack builds the WebAssembly module and its glue
+//! (`tandem.js`) into the manifest's out-dir; a release build is then optimized with wasm-opt
+//! (or, without it, stripped of its name section by rustc); then the package's own files from
+//! `npm/` (the entry `index.js`, its types `index.d.ts`, the npm README) are copied beside them
+//! and `package.json` is written for them.
 
+use std::path::Path;
 use std::process::Command;
+
+use serde_json::{Value, json};
 
 use crate::cmd::{root, run};
 use crate::manifest::Manifest;
 
-/// `wasm-pack build` with the manifest's target, out-dir and profile.
+/// What the package ships; `npm pack` must give exactly these (checked by `cargo xtask test`).
+pub const FILES: [&str; 7] = [
+    "LICENSE",
+    "README.md",
+    "index.d.ts",
+    "index.js",
+    "package.json",
+    "tandem.js",
+    "tandem_bg.wasm",
+];
+
+/// The files of `npm/` copied into the package.
+const OWN_FILES: [&str; 3] = ["index.js", "index.d.ts", "README.md"];
+
+const KEYWORDS: [&str; 10] = [
+    "webgpu",
+    "wasm",
+    "webassembly",
+    "tensor",
+    "ndarray",
+    "array",
+    "gpu",
+    "mlx",
+    "machine-learning",
+    "memory",
+];
+
+/// `wasm-pack build` with the manifest's target, out-dir and profile, then the package's own
+/// files and `package.json`.
 pub fn build(manifest: &Manifest) -> Result<(), String> {
     let profile_flag = match manifest.profile.as_str() {
         "release" => "--release",
@@ -17,7 +52,10 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             ));
         }
     };
-    run(Command::new("wasm-pack")
+    let release = manifest.profile == "release";
+    let optimize = release && manifest.wasm_opt != "none";
+    let mut wasm_pack = Command::new("wasm-pack");
+    wasm_pack
         .current_dir(root())
         .args([
             "build",
@@ -26,5 +64,126 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             "--out-dir",
             &manifest.out_dir,
         ])
-        .arg(profile_flag))
+        .arg(profile_flag);
+    if release && !optimize {
+        // The name section only names functions for debuggers: a page never needs it.
+        wasm_pack.env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
+    }
+    run(&mut wasm_pack)?;
+    let out = root().join(&manifest.out_dir);
+    if optimize {
+        wasm_opt(manifest, &out.join("tandem_bg.wasm"))?;
+    }
+    assemble(&out)
+}
+
+/// Runs wasm-opt on `wasm` in place, at the manifest's level. It reads the features the module
+/// uses from its `target_features` section, and drops its name section.
+fn wasm_opt(manifest: &Manifest, wasm: &Path) -> Result<(), String> {
+    let tool = ensure_binaryen(&manifest.binaryen_version)?;
+    let before = file_size(wasm)?;
+    run(Command::new("node")
+        .arg(tool)
+        .arg(format!("-{}", manifest.wasm_opt))
+        .arg(wasm)
+        .arg("-o")
+        .arg(wasm))?;
+    println!(
+        "build: wasm-opt -{}: {before} -> {} bytes",
+        manifest.wasm_opt,
+        file_size(wasm)?
+    );
+    Ok(())
+}
+
+/// wasm-opt of the npm package `binaryen` at `version` (Debian's is too old for the module's
+/// features, and wasm-pack cannot download one here), installed into `target/` once.
+fn ensure_binaryen(version: &str) -> Result<std::path::PathBuf, String> {
+    let prefix = root().join("target/binaryen").join(version);
+    let tool = prefix.join("node_modules/binaryen/bin/wasm-opt");
+    if !tool.exists() {
+        println!("build: installing binaryen {version} (wasm-opt) from npm");
+        std::fs::create_dir_all(&prefix).map_err(|e| e.to_string())?;
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
+            .arg(&prefix)
+            .arg(format!("binaryen@{version}")))?;
+    }
+    Ok(tool)
+}
+
+fn file_size(path: &Path) -> Result<u64, String> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Copies `npm/`'s files into `out` and rewrites its `package.json`.
+fn assemble(out: &Path) -> Result<(), String> {
+    for file in OWN_FILES {
+        let from = root().join("npm").join(file);
+        std::fs::copy(&from, out.join(file))
+            .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+    }
+    let path = out.join("package.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let generated: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let package = package_json(&generated);
+    let text = serde_json::to_string_pretty(&package).map_err(|e| e.to_string())? + "\n";
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The package's manifest: name, version, description and license as wasm-pack took them from
+/// Cargo.toml, and the entry, types, exports and files of this package. Nothing that the
+/// project does not have (no repository or homepage URL).
+fn package_json(generated: &Value) -> Value {
+    let field = |key: &str| generated.get(key).cloned().unwrap_or(Value::Null);
+    json!({
+        "name": field("name"),
+        "version": field("version"),
+        "description": field("description"),
+        "license": field("license"),
+        "keywords": KEYWORDS,
+        "type": "module",
+        "main": "./index.js",
+        "module": "./index.js",
+        "types": "./index.d.ts",
+        "exports": {
+            ".": {
+                "types": "./index.d.ts",
+                "default": "./index.js"
+            },
+            "./tandem_bg.wasm": "./tandem_bg.wasm",
+            "./package.json": "./package.json"
+        },
+        "files": FILES.iter().filter(|f| **f != "package.json").collect::<Vec<_>>(),
+        "sideEffects": false
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_names_the_entry_its_types_and_no_invented_url() {
+        let generated = json!({
+            "name": "tandem", "version": "0.1.0", "description": "d", "license": "MIT",
+            "repository": {"type": "git", "url": "https://example.invalid/tandem"},
+            "main": "tandem.js", "sideEffects": ["./snippets/*"]
+        });
+        let package = package_json(&generated);
+        assert_eq!(package["name"], "tandem");
+        assert_eq!(package["version"], "0.1.0");
+        assert_eq!(package["type"], "module");
+        assert_eq!(package["exports"]["."]["types"], "./index.d.ts");
+        assert_eq!(package["exports"]["."]["default"], "./index.js");
+        assert!(package.get("repository").is_none());
+        assert_eq!(package["sideEffects"], false);
+        let files = package["files"].as_array().unwrap();
+        assert!(files.iter().any(|f| f == "tandem_bg.wasm"));
+        assert!(!files.iter().any(|f| f == "tandem.d.ts"));
+    }
 }

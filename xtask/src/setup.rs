@@ -30,6 +30,7 @@ pub fn setup(manifest: &Manifest) -> Result<(), String> {
         ensure_wasm_bindgen(&bindgen_version)?,
         format!("wasm-bindgen-cli {bindgen_version}"),
     );
+    present.push(check_node()?);
     for package in ensure_apt_packages(&manifest.apt_packages)? {
         installed.push(package);
     }
@@ -52,6 +53,35 @@ pub fn setup(manifest: &Manifest) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// The oldest Node.js the package's checks run on: Vite 7's floor.
+const NODE_AT_LEAST: (u32, u32) = (20, 19);
+
+/// Node.js and npm build and check the npm package and its example app. They come with the
+/// machine (this kind's images carry Node.js 20): a missing or older one is an error that says
+/// so, since no newer Node.js can be fetched here.
+fn check_node() -> Result<String, String> {
+    let version = output(Command::new("node").arg("--version")).ok_or(
+        "setup: Node.js (node and npm) is needed to check the npm package and its example",
+    )?;
+    let numbers: Vec<u32> = version
+        .trim_start_matches('v')
+        .split('.')
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    let (major, minor) = (
+        numbers.first().copied().unwrap_or(0),
+        numbers.get(1).copied().unwrap_or(0),
+    );
+    if (major, minor) < NODE_AT_LEAST {
+        return Err(format!(
+            "setup: Node.js {version} is older than {}.{}, which Vite 7 needs",
+            NODE_AT_LEAST.0, NODE_AT_LEAST.1
+        ));
+    }
+    output(Command::new("npm").arg("--version")).ok_or("setup: npm is needed beside Node.js")?;
+    Ok(format!("node {version}"))
 }
 
 /// Adds the wasm target; returns whether anything was installed.

@@ -1,0 +1,960 @@
+/// <reference lib="esnext.disposable" />
+/**
+ * tandem: an in-browser tensor runtime on WebGPU, with MLX-style lazy arrays and streams and
+ * MLX's and PyTorch's memory calls.
+ *
+ * ```ts
+ * import * as tn from "tandem";
+ * await tn.initRuntime();                          // loads the wasm, gets a WebGPU device
+ * const a = tn.array([[1, 2], [3, 4]]);            // NDArray<"float32">, shape [2, 2]
+ * const b = tn.softmax(tn.matmul(a, a), { axis: -1, stream: "gpu" });
+ * console.log(await b.toArray());                  // Float32Array(4)
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Loading and the runtime
+// ---------------------------------------------------------------------------------------------
+
+/** Where the WebAssembly module comes from, when not from `tandem_bg.wasm` beside the package. */
+export type WasmSource =
+  | string
+  | URL
+  | Request
+  | Response
+  | BufferSource
+  | WebAssembly.Module
+  | Promise<Response>;
+
+/**
+ * Loads the WebAssembly module, once; later calls return the same promise. `initRuntime()`
+ * calls it, so call it yourself only to load `tandem_bg.wasm` from elsewhere (a CDN, bytes you
+ * fetched, a compiled module). Bundlers (Vite, webpack 5) and plain pages find the file beside
+ * the package without help.
+ *
+ * ```ts
+ * await tn.loadWasm(new URL("/assets/tandem_bg.wasm", location.href));
+ * await tn.initRuntime();
+ * ```
+ */
+export function loadWasm(source?: WasmSource): Promise<void>;
+export default loadWasm;
+
+/** Options of {@link initRuntime}. */
+export interface RuntimeOptions {
+  /** Passed to `navigator.gpu.requestAdapter`. */
+  powerPreference?: "low-power" | "high-performance";
+  /** Reject with a `DeviceError` when there is no WebGPU, instead of running the `gpu` device's
+   * work on the CPU. */
+  requireGpu?: boolean;
+  /** The device ops use when they name no stream; without it the runtime chooses (the GPU on a
+   * hardware adapter, the faster device by measurement on a fallback adapter). */
+  defaultDevice?: DeviceName;
+  /** The budget for active memory, in bytes (as {@link setMemoryLimit}). */
+  memoryLimit?: number;
+  /** The bound on cached bytes (as {@link setCacheLimit}); `0` disables the cache. */
+  cacheLimit?: number;
+}
+
+/** What {@link initRuntime} found. */
+export interface RuntimeInfo {
+  /** Whether a WebGPU device was obtained; without one the `gpu` device runs on the CPU. */
+  gpu: boolean;
+  adapter: {
+    vendor: string;
+    architecture: string;
+    device: string;
+    description: string;
+    /** A software adapter (SwiftShader, llvmpipe) that runs on the CPU's cores. */
+    isFallbackAdapter: boolean;
+  } | null;
+  /** The device's limits by their WebGPU names (`maxBufferSize`, …). */
+  limits: Record<string, number>;
+  /** WebGPU feature names the device has. */
+  features: string[];
+  /** The device ops use when they name no stream, and why. */
+  defaultDevice: { device: DeviceName; reason: string };
+  /** Which `exp` the GPU kernels use: WGSL's built-in where a start-up probe measured it within
+   * tandem's accuracy promise on this adapter, else tandem's range-reduced one. */
+  math: { exp: "builtin" | "accurate"; reason: string } | null;
+  /** The matmul kernel, chosen by timing each candidate when the adapter is first used. */
+  matmul: { kernel: string; reason: string } | null;
+}
+
+/**
+ * Loads the WebAssembly module (once) and asks WebGPU for an adapter and a device. Call it
+ * before anything else; calling it again returns the same runtime (after a device loss, a new
+ * one).
+ *
+ * ```ts
+ * const info = await tn.initRuntime({ memoryLimit: 512 * 2 ** 20 });
+ * if (!info.gpu) console.log("no WebGPU: the gpu device runs on the CPU");
+ * ```
+ */
+export function initRuntime(opts?: RuntimeOptions): Promise<RuntimeInfo>;
+
+// ---------------------------------------------------------------------------------------------
+// Dtypes, devices and streams
+// ---------------------------------------------------------------------------------------------
+
+/** An array's element type. `bool` arrays read back as `Uint8Array`. */
+export type DType = "float32" | "int32" | "uint32" | "bool";
+
+/** A device: `"cpu"` (Rust kernels in wasm) or `"gpu"` (WGSL on WebGPU). */
+export type DeviceName = "cpu" | "gpu";
+
+/** A stream, or a device name for that device's default stream. */
+export type StreamLike = Stream | DeviceName;
+
+/** The typed array {@link NDArray.toArray} resolves to, by dtype. */
+export interface TypedArrayOf {
+  float32: Float32Array;
+  int32: Int32Array;
+  uint32: Uint32Array;
+  bool: Uint8Array;
+}
+
+/** A value of an array of dtype `D`, as JS sees it. */
+export type ElementOf<D extends DType> = D extends "bool" ? boolean : number;
+
+/** Nested JS arrays of `T` ({@link NDArray.tolist}); a bare `T` for a 0-d array. */
+export type NestedList<T> = T | NestedList<T>[];
+
+/**
+ * The dtype of an op on arrays of dtypes `A` and `B` (MLX's promotion: bool < uint32 < int32 <
+ * float32; `int32` with `uint32` gives `int32`). Unknown (`DType`) when either is.
+ */
+export type Promote<A extends DType, B extends DType> = DType extends A
+  ? DType
+  : DType extends B
+    ? DType
+    : "float32" extends A | B
+      ? "float32"
+      : "int32" extends A | B
+        ? "int32"
+        : "uint32" extends A | B
+          ? "uint32"
+          : "bool";
+
+/** The dtype of an array op a number: a JS number is typed by the array, as MLX types Python
+ * scalars, except that a fraction makes an integer array's result `float32`. */
+export type WithNumber<D extends DType> = D extends "float32" ? "float32" : DType;
+
+/** The dtype of `a op b`, for an arithmetic op. */
+export type ArithmeticOf<A extends Operand, B extends Operand> = A extends NDArray<infer DA>
+  ? B extends NDArray<infer DB>
+    ? Promote<DA, DB>
+    : WithNumber<DA>
+  : B extends NDArray<infer DB>
+    ? WithNumber<DB>
+    : DType;
+
+/** An operand of an elementwise op: an array, or a number or boolean broadcast against it. */
+export type Operand = NDArray | number | boolean;
+
+/**
+ * An ordered lane of work on a device (MLX's `mx.Stream`). The streams of one device share its
+ * queue, so they order work without running it in parallel with each other; streams of
+ * different devices overlap.
+ */
+export class Stream {
+  private constructor();
+  /** `"cpu"` or `"gpu"`. */
+  readonly device: DeviceName;
+  /** The stream's number: the `gpu` device's default stream is 0 and the `cpu` device's 1;
+   * `newStream` counts on from 2, across both devices. */
+  readonly index: number;
+  /** `Stream(gpu, 0)`. */
+  toString(): string;
+  /** Frees the JS handle (the stream itself lives on). */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The default stream of a device. */
+export function defaultStream(device: DeviceName): Stream;
+/** A new stream on a device (MLX's `mx.new_stream`). */
+export function newStream(device: DeviceName): Stream;
+/** Makes `device` the one ops use when they name no stream. */
+export function setDefaultDevice(device: DeviceName): void;
+/** The device ops use when they name no stream. */
+export function defaultDevice(): DeviceName;
+/**
+ * Resolves once the work queued on `stream` (on every stream, without one) has finished,
+ * readbacks in flight included.
+ */
+export function synchronize(stream?: StreamLike): Promise<void>;
+/** `evaluate(...arrays)` (MLX's `mx.eval`): runs the graphs behind the arrays and resolves once
+ * their results are computed on every device. */
+export function evaluate(...arrays: NDArray[]): Promise<void>;
+/** Tuning: the most GPU dispatches one submit carries, 1 to 1024 (64 by default). */
+export function setDispatchesPerSubmit(count: number): void;
+/** The most GPU dispatches one submit carries. */
+export function dispatchesPerSubmit(): number;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The options every op takes, as its last argument. `stream` is a {@link Stream} or `"cpu"` /
+ * `"gpu"` (that device's default stream); without it, the default device's default stream. An
+ * unknown key is a `ValueError`, never silently ignored.
+ */
+export interface StreamOptions {
+  stream?: StreamLike;
+}
+
+/** An axis, or several; negative axes count from the end. */
+export type Axes = number | readonly number[];
+
+/** Options of the reductions (`sum`, `mean`, `max`, …). Without `axis`, every axis. */
+export interface ReduceOptions extends StreamOptions {
+  axis?: Axes;
+  /** Keep each reduced axis as a size-1 axis. */
+  keepdims?: boolean;
+}
+
+/** Options of `argmax` and `argmin`. */
+export interface ArgReduceOptions extends StreamOptions {
+  /** One axis; without it, the index into the flattened array. */
+  axis?: number;
+  keepdims?: boolean;
+}
+
+/** Options of `softmax`: over `axis` (every axis without one). */
+export interface SoftmaxOptions extends StreamOptions {
+  axis?: Axes;
+}
+
+/** Options of `concatenate`, `stack` and `split`: one axis (0 by default). */
+export interface AxisOptions extends StreamOptions {
+  axis?: number;
+}
+
+/** Options of `squeeze`: the size-1 axes to remove (all of them without `axis`). */
+export interface SqueezeOptions extends StreamOptions {
+  axis?: Axes;
+}
+
+/** Options of the creation ops. */
+export interface CreationOptions<D extends DType = DType> extends StreamOptions {
+  dtype?: D;
+}
+
+/** Options of {@link array}. An array's data has no fixed place, so `array` takes no stream. */
+export interface ArrayOptions<D extends DType = DType> {
+  /** Reshapes the data (its size must match). */
+  shape?: readonly number[];
+  /** Converts the data (C's rules; JS numbers convert from their exact values). */
+  dtype?: D;
+}
+
+/** Options of {@link randomUniform}. */
+export interface UniformOptions extends StreamOptions {
+  /** Bounds of [low, high); [0, 1) by default. */
+  low?: number;
+  high?: number;
+  /** Only `"float32"`. */
+  dtype?: "float32";
+  /** A seed for this call alone; without it, the generator of {@link randomSeed} advances. */
+  key?: number;
+}
+
+/** Options of {@link randomNormal}. */
+export interface NormalOptions extends StreamOptions {
+  /** Mean and standard deviation; 0 and 1 by default. */
+  loc?: number;
+  scale?: number;
+  dtype?: "float32";
+  key?: number;
+}
+
+/** A bound of {@link clip}: an array (broadcast), a number, or `null` for none. */
+export type Bound = NDArray | number | null;
+
+/** `DType` of a typed array given to {@link array}. */
+export type DTypeOfData<T> = T extends Float32Array | Float64Array
+  ? "float32"
+  : T extends Int32Array | Int16Array | Int8Array
+    ? "int32"
+    : T extends Uint32Array | Uint16Array | Uint8Array | Uint8ClampedArray
+      ? "uint32"
+      : T extends NestedList<boolean>
+        ? "bool"
+        : "float32";
+
+/** Data for {@link array}: a number, a boolean, nested arrays of them, or a typed array. */
+export type ArrayData =
+  | NestedList<number>
+  | NestedList<boolean>
+  | Float32Array
+  | Float64Array
+  | Int32Array
+  | Int16Array
+  | Int8Array
+  | Uint32Array
+  | Uint16Array
+  | Uint8Array
+  | Uint8ClampedArray;
+
+// ---------------------------------------------------------------------------------------------
+// NDArray
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A lazy n-dimensional array of dtype `D` (MLX's `mx.array`). Ops build a graph; reading the
+ * data (`toArray`, `tolist`, `item`) or {@link evaluate} runs it. Each op also exists as a
+ * method: `a.add(b)` is `add(a, b)`.
+ *
+ * Free an array with `dispose()` (or `using x = …`), or let {@link tidy} do it; arrays a page
+ * forgets are freed when the garbage collector takes them.
+ */
+export class NDArray<D extends DType = DType> {
+  private constructor();
+  /** The dimensions, outermost first. */
+  readonly shape: number[];
+  readonly dtype: D;
+  /** Number of elements. */
+  readonly size: number;
+  /** Number of dimensions. */
+  readonly ndim: number;
+  /** Bytes of the data: 1 per `bool` element, 4 otherwise. */
+  readonly nbytes: number;
+  /** Whether `dispose()` has been called. */
+  readonly isDisposed: boolean;
+  /** Evaluates the array and resolves to a row-major typed array of its dtype. */
+  toArray(): Promise<TypedArrayOf[D]>;
+  /** Evaluates the array and resolves to nested JS arrays (a bare value for a 0-d array). */
+  tolist(): Promise<NestedList<ElementOf<D>>>;
+  /** Evaluates a one-element array and resolves to its value. */
+  item(): Promise<ElementOf<D>>;
+  /** Frees the array's memory now; later use throws `DisposedArrayError`. Twice does nothing. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+  /** wasm-bindgen's own release of the handle: frees the memory as `dispose()` does, but any
+   * later use of the object fails without a `DisposedArrayError`. Prefer `dispose()`. */
+  free(): void;
+  /** `NDArray(shape=[2, 3], dtype=float32)`. */
+  toString(): string;
+
+  abs(opts?: StreamOptions): NDArray<D>;
+  neg(opts?: StreamOptions): NDArray<D>;
+  sign(opts?: StreamOptions): NDArray<D>;
+  square(opts?: StreamOptions): NDArray<D>;
+  sqrt(opts?: StreamOptions): NDArray<"float32">;
+  rsqrt(opts?: StreamOptions): NDArray<"float32">;
+  exp(opts?: StreamOptions): NDArray<"float32">;
+  expm1(opts?: StreamOptions): NDArray<"float32">;
+  log(opts?: StreamOptions): NDArray<"float32">;
+  log1p(opts?: StreamOptions): NDArray<"float32">;
+  sin(opts?: StreamOptions): NDArray<"float32">;
+  cos(opts?: StreamOptions): NDArray<"float32">;
+  tan(opts?: StreamOptions): NDArray<"float32">;
+  tanh(opts?: StreamOptions): NDArray<"float32">;
+  sigmoid(opts?: StreamOptions): NDArray<"float32">;
+  relu(opts?: StreamOptions): NDArray<D extends "bool" ? "int32" : D>;
+  gelu(opts?: StreamOptions): NDArray<"float32">;
+  erf(opts?: StreamOptions): NDArray<"float32">;
+  floor(opts?: StreamOptions): NDArray<D>;
+  ceil(opts?: StreamOptions): NDArray<D>;
+  round(opts?: StreamOptions): NDArray<D>;
+  reciprocal(opts?: StreamOptions): NDArray<"float32">;
+  logicalNot(opts?: StreamOptions): NDArray<"bool">;
+
+  add<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  subtract<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  multiply<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  divide(other: Operand, opts?: StreamOptions): NDArray<"float32">;
+  power<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  maximum<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  minimum<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  equal(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  notEqual(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  less(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  lessEqual(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  greater(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  greaterEqual(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  logicalAnd(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  logicalOr(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+
+  clip(lo: Bound, hi: Bound, opts?: StreamOptions): NDArray<D>;
+  astype<T extends DType>(dtype: T, opts?: StreamOptions): NDArray<T>;
+
+  sum(opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+  prod(opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+  max(opts?: ReduceOptions): NDArray<D>;
+  min(opts?: ReduceOptions): NDArray<D>;
+  mean(opts?: ReduceOptions): NDArray<"float32">;
+  logsumexp(opts?: ReduceOptions): NDArray<"float32">;
+  argmax(opts?: ArgReduceOptions): NDArray<"uint32">;
+  argmin(opts?: ArgReduceOptions): NDArray<"uint32">;
+  softmax(opts?: SoftmaxOptions): NDArray<"float32">;
+
+  matmul(other: NDArray, opts?: StreamOptions): NDArray<"float32">;
+
+  reshape(shape: readonly number[], opts?: StreamOptions): NDArray<D>;
+  transpose(axes?: readonly number[], opts?: StreamOptions): NDArray<D>;
+  transpose(opts: StreamOptions): NDArray<D>;
+  expandDims(axis: Axes, opts?: StreamOptions): NDArray<D>;
+  squeeze(opts?: SqueezeOptions): NDArray<D>;
+  broadcastTo(shape: readonly number[], opts?: StreamOptions): NDArray<D>;
+  slice(
+    start: readonly number[],
+    stop: readonly number[],
+    strides?: readonly number[],
+    opts?: StreamOptions,
+  ): NDArray<D>;
+  slice(start: readonly number[], stop: readonly number[], opts: StreamOptions): NDArray<D>;
+  flatten(opts?: StreamOptions): NDArray<D>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creation
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * An array from a number, a boolean, nested arrays of them, or a typed array. JS numbers give
+ * `float32` and booleans `bool`; a typed array keeps its dtype (`Float64Array` gives
+ * `float32`, smaller integer arrays widen to `int32` or `uint32`); `opts.dtype` converts.
+ *
+ * ```ts
+ * tn.array([[1, 2, 3], [4, 5, 6]]);                        // float32, shape [2, 3]
+ * tn.array(new Int32Array([1, 2, 3, 4]), { shape: [2, 2] }); // int32
+ * ```
+ */
+export function array<T extends ArrayData>(data: T, opts?: ArrayOptions<never>): NDArray<DTypeOfData<T>>;
+export function array<D extends DType>(data: ArrayData, opts: ArrayOptions<D> & { dtype: D }): NDArray<D>;
+export function array(data: ArrayData, opts?: ArrayOptions): NDArray;
+
+/** An array of zeros (`float32` unless `opts.dtype` says otherwise). */
+export function zeros<D extends DType = "float32">(shape: readonly number[], opts?: CreationOptions<D>): NDArray<D>;
+/** An array of ones (`float32` unless `opts.dtype` says otherwise). */
+export function ones<D extends DType = "float32">(shape: readonly number[], opts?: CreationOptions<D>): NDArray<D>;
+/** An array filled with `value`: `float32` for a number and `bool` for a boolean by default. */
+export function full<D extends DType = "float32">(
+  shape: readonly number[],
+  value: number,
+  opts?: CreationOptions<D>,
+): NDArray<D>;
+export function full<D extends DType = "bool">(
+  shape: readonly number[],
+  value: boolean,
+  opts?: CreationOptions<D>,
+): NDArray<D>;
+/**
+ * `arange(stop)` or `arange(start, stop, step?)`: values from `start` (0) up to `stop`, by
+ * `step` (1), as NumPy's; `float32` by default. The options object may stand in place of an
+ * omitted argument.
+ */
+export function arange<D extends DType = "float32">(stop: number, opts?: CreationOptions<D>): NDArray<D>;
+export function arange<D extends DType = "float32">(
+  start: number,
+  stop: number,
+  opts?: CreationOptions<D>,
+): NDArray<D>;
+export function arange<D extends DType = "float32">(
+  start: number,
+  stop: number,
+  step: number,
+  opts?: CreationOptions<D>,
+): NDArray<D>;
+/** `num` values from `start` to `stop`, both included. */
+export function linspace<D extends DType = "float32">(
+  start: number,
+  stop: number,
+  num: number,
+  opts?: CreationOptions<D>,
+): NDArray<D>;
+/** The `n` × `n` identity matrix. */
+export function eye<D extends DType = "float32">(n: number, opts?: CreationOptions<D>): NDArray<D>;
+/** Seeds the generator: later random arrays are a pure function of `seed` and their order. */
+export function randomSeed(seed: number): void;
+/** `float32` values uniform in [low, high), the same on both devices (Philox-4x32-10). */
+export function randomUniform(shape: readonly number[], opts?: UniformOptions): NDArray<"float32">;
+/** `float32` values from a normal distribution, the same on both devices. */
+export function randomNormal(shape: readonly number[], opts?: NormalOptions): NDArray<"float32">;
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise ops
+// ---------------------------------------------------------------------------------------------
+
+/** `|x|`. */
+export function abs<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** `-x`; bool arrays are a `DTypeError` (use `logicalNot`). */
+export function neg<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** -1, 0 or 1 by the sign of `x`. */
+export function sign<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** `x * x`. */
+export function square<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** Square root (`float32`). */
+export function sqrt(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `1 / sqrt(x)`. */
+export function rsqrt(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `e^x`, accurate to about 1e-6 relative over the whole float32 range. */
+export function exp(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `e^x - 1`, accurate near 0. */
+export function expm1(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Natural logarithm. */
+export function log(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `log(1 + x)`, accurate near 0. */
+export function log1p(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Sine, range-reduced over the whole float32 range. */
+export function sin(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Cosine. */
+export function cos(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Tangent. */
+export function tan(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Hyperbolic tangent. */
+export function tanh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `1 / (1 + e^-x)`. */
+export function sigmoid(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `max(x, 0)`; bools count as `int32`, as in MLX. */
+export function relu<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D extends "bool" ? "int32" : D>;
+/** The GELU activation (with `erf`). */
+export function gelu(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** The error function. */
+export function erf(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Rounds down. */
+export function floor<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** Rounds up. */
+export function ceil<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** Rounds half to even. */
+export function round<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** `1 / x`. */
+export function reciprocal(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** `!x` (`bool`). */
+export function logicalNot(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
+
+/** `a + b`, broadcast (either may be a number or boolean); integers wrap like C's. */
+export function add<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** `a - b`, broadcast. */
+export function subtract<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** `a * b`, broadcast. */
+export function multiply<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** `a / b`, broadcast; always `float32`, integers included. */
+export function divide(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
+/** `a ** b`, broadcast. */
+export function power<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The larger of `a` and `b`, broadcast; NaN propagates. */
+export function maximum<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The smaller of `a` and `b`, broadcast; NaN propagates. */
+export function minimum<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** `a == b` (`bool`); integers of different signedness compare exact values. */
+export function equal(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a != b`. */
+export function notEqual(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a < b`. */
+export function less(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a <= b`. */
+export function lessEqual(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a > b`. */
+export function greater(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a >= b`. */
+export function greaterEqual(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a && b`, element by element (`bool`). */
+export function logicalAnd(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `a || b`, element by element (`bool`). */
+export function logicalOr(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+
+/** `x` where `cond` is true, else `y`, all broadcast together; each may be a number or boolean. */
+export function where<X extends Operand, Y extends Operand>(
+  cond: Operand,
+  x: X,
+  y: Y,
+  opts?: StreamOptions,
+): NDArray<ArithmeticOf<X, Y>>;
+/** `x` bounded by `lo` and `hi` (each an array, a number or `null`; at most one `null`). */
+export function clip<D extends DType>(x: NDArray<D>, lo: Bound, hi: Bound, opts?: StreamOptions): NDArray<D>;
+/** `x` converted to `dtype` (C's rules: truncation, two's-complement wrap). */
+export function astype<T extends DType>(x: NDArray, dtype: T, opts?: StreamOptions): NDArray<T>;
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------------
+
+/** The sum over `opts.axis` (every axis without one); bools count as `int32`. */
+export function sum<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+/** The product over `opts.axis`; bools count as `int32`. */
+export function prod<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+/** The maximum over `opts.axis`; NaN propagates. An empty axis is a `ValueError`, as in MLX. */
+export function max<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D>;
+/** The minimum over `opts.axis`. */
+export function min<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D>;
+/** The mean over `opts.axis` (`float32` for every dtype; NaN over an empty axis). */
+export function mean(x: NDArray, opts?: ReduceOptions): NDArray<"float32">;
+/** `log(sum(exp(x)))` over `opts.axis`, computed stably. */
+export function logsumexp(x: NDArray, opts?: ReduceOptions): NDArray<"float32">;
+/** The index of the first maximum (`uint32`). */
+export function argmax(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
+/** The index of the first minimum (`uint32`). */
+export function argmin(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
+/** `exp(x) / sum(exp(x))` over `opts.axis` (every axis without one), computed stably. */
+export function softmax(x: NDArray, opts?: SoftmaxOptions): NDArray<"float32">;
+
+/** The matrix product, batched, with NumPy's broadcasting of batch axes (`float32`). */
+export function matmul(a: NDArray, b: NDArray, opts?: StreamOptions): NDArray<"float32">;
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+// Views without a copy, except concatenate, stack and a reshape that cannot view.
+// ---------------------------------------------------------------------------------------------
+
+/** The same data in `shape`; one size may be -1. */
+export function reshape<D extends DType>(x: NDArray<D>, shape: readonly number[], opts?: StreamOptions): NDArray<D>;
+/** The axes permuted as `axes` says (reversed without it). */
+export function transpose<D extends DType>(x: NDArray<D>, axes?: readonly number[], opts?: StreamOptions): NDArray<D>;
+export function transpose<D extends DType>(x: NDArray<D>, opts: StreamOptions): NDArray<D>;
+/** A size-1 axis inserted at `axis` (a number or a list). */
+export function expandDims<D extends DType>(x: NDArray<D>, axis: Axes, opts?: StreamOptions): NDArray<D>;
+/** The size-1 axes removed (those of `opts.axis`, or all). */
+export function squeeze<D extends DType>(x: NDArray<D>, opts?: SqueezeOptions): NDArray<D>;
+/** `x` broadcast to `shape`. */
+export function broadcastTo<D extends DType>(x: NDArray<D>, shape: readonly number[], opts?: StreamOptions): NDArray<D>;
+/**
+ * `x[start:stop:strides]` per axis, as MLX's C++ `slice`: negative indices count from the end,
+ * stops clamp to the shape, negative strides walk backwards.
+ */
+export function slice<D extends DType>(
+  x: NDArray<D>,
+  start: readonly number[],
+  stop: readonly number[],
+  strides?: readonly number[],
+  opts?: StreamOptions,
+): NDArray<D>;
+export function slice<D extends DType>(
+  x: NDArray<D>,
+  start: readonly number[],
+  stop: readonly number[],
+  opts: StreamOptions,
+): NDArray<D>;
+/** `x` as one axis. */
+export function flatten<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** The arrays joined along `opts.axis` (0), promoted to one dtype. */
+export function concatenate<D extends DType>(arrays: readonly NDArray<D>[], opts?: AxisOptions): NDArray<D>;
+/** The arrays stacked along a new axis `opts.axis` (0), promoted to one dtype. */
+export function stack<D extends DType>(arrays: readonly NDArray<D>[], opts?: AxisOptions): NDArray<D>;
+/** Views of `x` cut along `opts.axis` (0): into `n` equal sections, or at the given indices. */
+export function split<D extends DType>(
+  x: NDArray<D>,
+  indicesOrSections: number | readonly number[],
+  opts?: AxisOptions,
+): NDArray<D>[];
+
+// ---------------------------------------------------------------------------------------------
+// Lifetimes and profiles
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Calls `fn` and returns what it returns; every NDArray made meanwhile is disposed unless the
+ * result holds it (itself, or inside arrays and plain objects). `fn` must be synchronous.
+ *
+ * ```ts
+ * const y = tn.tidy(() => tn.exp(tn.multiply(x, 2)));   // the product is disposed
+ * ```
+ */
+export function tidy<T>(fn: () => T): T;
+
+/** What {@link profile} recorded. Times are `performance.now()` milliseconds. */
+export interface Profile<T = unknown> {
+  value: T;
+  wallMs: number;
+  cpu: { op: string; stream: number; startMs: number; endMs: number }[];
+  gpu: {
+    submitMs: number;
+    doneMs: number;
+    /** From timestamp queries; `null` where the adapter has no `timestamp-query`. */
+    gpuMs: number | null;
+    dispatches: { kernel: string; ms: number | null }[];
+  }[];
+}
+
+/** Calls `fn` (which may return a promise) and resolves to what ran where, and when. */
+export function profile<T>(fn: () => T | Promise<T>): Promise<Profile<Awaited<T>>>;
+
+// ---------------------------------------------------------------------------------------------
+// Memory: MLX's names
+// ---------------------------------------------------------------------------------------------
+
+/** Bytes held by live arrays and blocks on both devices (a copy on each device counts twice). */
+export function getActiveMemory(): number;
+/** The highest active bytes since start or the last reset. */
+export function getPeakMemory(): number;
+/** Makes every peak its current value. */
+export function resetPeakMemory(): void;
+/** Bytes of idle GPU buffers kept for reuse (what {@link clearCache} frees). */
+export function getCacheMemory(): number;
+/**
+ * Sets the budget for active memory (`Infinity` removes it) and returns the previous one. An
+ * allocation past it trims the cache, lets go of copies the other device can re-derive, waits
+ * for in-flight work, retries, and only then throws a `MemoryLimitError`; no live array is lost
+ * or corrupted.
+ */
+export function setMemoryLimit(bytes: number): number;
+/** The memory limit, `Infinity` when none is set. */
+export function getMemoryLimit(): number;
+/** Bounds the cache's bytes and returns the previous bound; `0` disables caching. */
+export function setCacheLimit(bytes: number): number;
+/** Destroys every idle cached buffer. */
+export function clearCache(): void;
+/** MLX's `set_wired_limit`: kept and returned; a browser has no residency control. */
+export function setWiredLimit(bytes: number): number;
+
+/** A `memoryStats()` gauge: `{metric}.{pool}.{field}`. */
+export type MemoryGaugeKey = `${
+  | "allocation"
+  | "segment"
+  | "active"
+  | "inactive_split"
+  | "allocated_bytes"
+  | "reserved_bytes"
+  | "active_bytes"
+  | "inactive_split_bytes"
+  | "requested_bytes"}.${"all" | "large_pool" | "small_pool" | "cpu" | "gpu"}.${"current" | "peak" | "allocated" | "freed"}`;
+
+/** Every key of {@link memoryStats}: PyTorch's, plus the transfer counters. */
+export type MemoryStatKey =
+  | MemoryGaugeKey
+  | "num_alloc_retries"
+  | "num_ooms"
+  | "num_sync_all_streams"
+  | "num_device_alloc"
+  | "num_device_free"
+  | "num_cache_hits"
+  | "num_cache_misses"
+  | "transfer_bytes.cpu_to_gpu"
+  | "transfer_bytes.gpu_to_cpu";
+
+/** Every statistic under PyTorch's flat key names (`torch.accelerator.memory_stats`). */
+export function memoryStats(): Record<MemoryStatKey, number>;
+/** The statistics as a table, like `torch.cuda.memory_summary()`. */
+export function memorySummary(): string;
+
+/** One record of {@link memorySnapshot}. */
+export interface MemoryBlock {
+  /** The block's id (as the history names it); `null` for a free range. */
+  id: number | null;
+  device: DeviceName;
+  usage: "storage" | "readback" | "uniform" | "query-resolve" | null;
+  size: number;
+  requestedSize: number;
+  /** The GPU buffer the block is carved from; `null` for host copies. */
+  segment: number | null;
+  /** Where in its buffer the block starts, in bytes. */
+  offset: number;
+  /** A live block, an idle buffer, or a free range of a buffer in use. */
+  state: "active" | "cached" | "inactive";
+  stream: string | null;
+  op: string;
+}
+
+/** One record per live block and per free range of a GPU buffer. */
+export function memorySnapshot(): MemoryBlock[];
+/** `total` is the memory limit (or the `gpu` device's `totalMemory` without one); `free` is
+ * `total` less active memory. */
+export function getMemoryInfo(): { free: number; total: number };
+/** Makes every peak its current value (PyTorch's `reset_peak_memory_stats`). */
+export function resetPeakMemoryStats(): void;
+/** Restarts totals and event counters from zero. */
+export function resetAccumulatedMemoryStats(): void;
+
+// ---------------------------------------------------------------------------------------------
+// Memory: PyTorch's and torch_npu's names
+// Each takes a device, "cpu" or "gpu" (or a stream), and covers both without one.
+// ---------------------------------------------------------------------------------------------
+
+/** `memory_allocated`: bytes of live blocks. */
+export function memoryAllocated(device?: StreamLike): number;
+/** `max_memory_allocated`. */
+export function maxMemoryAllocated(device?: StreamLike): number;
+/** `memory_reserved`: bytes of live and cached buffers. */
+export function memoryReserved(device?: StreamLike): number;
+/** `max_memory_reserved`. */
+export function maxMemoryReserved(device?: StreamLike): number;
+/** The older name of {@link memoryReserved}. */
+export function memoryCached(device?: StreamLike): number;
+/** The older name of {@link maxMemoryReserved}. */
+export function maxMemoryCached(device?: StreamLike): number;
+/** `empty_cache`: the same as {@link clearCache}. */
+export function emptyCache(): void;
+/** The allocated peak becomes its current value, for the device or every scope. */
+export function resetMaxMemoryAllocated(device?: StreamLike): void;
+/** The reserved peak becomes its current value, for the device or every scope. */
+export function resetMaxMemoryCached(device?: StreamLike): void;
+
+/** {@link memoryStats} nested at its dots. */
+export interface NestedMemoryStats {
+  [key: string]: number | NestedMemoryStats;
+}
+
+/** `memory_stats_as_nested_dict`. */
+export function memoryStatsAsNestedDict(device?: StreamLike): NestedMemoryStats;
+/** Sets the memory limit to `fraction` (in (0, 1]) of the device's `totalMemory`. */
+export function setPerProcessMemoryFraction(fraction: number, device?: StreamLike): void;
+
+/** {@link getDeviceProperties}' answer. */
+export interface DeviceProperties {
+  name: string;
+  vendor: string;
+  architecture: string;
+  /** Bytes: the RAM the browser reports (`navigator.deviceMemory`) or the adapter's
+   * `maxBufferSize`; a page can know no more. */
+  totalMemory: number;
+  maxBufferSize: number | null;
+  maxStorageBufferBindingSize: number | null;
+  maxComputeWorkgroupSizeX: number | null;
+  maxComputeInvocationsPerWorkgroup: number | null;
+  features: string[];
+  /** How `smi()` measures `utilization.gpu`; `null` without a GPU. */
+  utilizationFrom: "timestamp-query" | "submit-to-done" | null;
+}
+
+/** `get_device_properties`: the `gpu` device's without an argument. */
+export function getDeviceProperties(device?: StreamLike): DeviceProperties;
+
+/** A raw block of {@link cachingAllocatorAlloc}. */
+export class Block {
+  private constructor();
+  /** The bytes asked for. */
+  readonly bytes: number;
+  /** The bytes held: the request rounded to its pool's granularity, or more. */
+  readonly size: number;
+  /** Where the block starts in `buffer`, in bytes (a multiple of 256); 0 for a CPU block. */
+  readonly offset: number;
+  /** The allocator's id of the block, as the history and snapshots name it. */
+  readonly id: number;
+  /** Where its memory is. Without WebGPU a `gpu` stream's block is host memory, so `device`
+   * is `"cpu"` while `stream.device` is `"gpu"`. */
+  readonly device: DeviceName;
+  readonly stream: Stream;
+  /** Whether it has been deleted. */
+  readonly deleted: boolean;
+  /**
+   * The `GPUBuffer` the block is a range of (`STORAGE | COPY_SRC | COPY_DST`), `null` on the
+   * CPU or once deleted. Other blocks may share it: bind `{buffer, offset, size}`, and bind
+   * blocks that may share a buffer all as `storage` in one dispatch.
+   */
+  readonly buffer: GPUBuffer | null;
+  /** Deletes the block, as {@link cachingAllocatorDelete} does. */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** `caching_allocator_alloc`: a raw block from the cache, counted like an array's storage. */
+export function cachingAllocatorAlloc(bytes: number, opts?: StreamOptions): Block;
+/** `caching_allocator_delete`: gives the block back; twice is a `ValueError`. */
+export function cachingAllocatorDelete(block: Block): void;
+/** The runtime's `GPUDevice`, for a page's own WGSL on raw blocks; `null` without WebGPU. */
+export function gpuDevice(): GPUDevice | null;
+/** `change_current_allocator`: only while no array or raw block holds memory. */
+export function changeCurrentAllocator(policy: "best-fit" | "exact" | "none"): void;
+
+// ---------------------------------------------------------------------------------------------
+// Monitor and history
+// ---------------------------------------------------------------------------------------------
+
+/** A field of `nvidia-smi --query-gpu`. */
+export type SmiField =
+  | "timestamp"
+  | "name"
+  | "driver_version"
+  | "pci.bus_id"
+  | "pstate"
+  | "pcie.link.gen.max"
+  | "pcie.link.gen.current"
+  | "temperature.gpu"
+  | "utilization.gpu"
+  | "utilization.memory"
+  | "memory.total"
+  | "memory.used"
+  | "memory.free";
+
+/** {@link smi}'s sample: numbers in the field's unit (MiB, %), `"[N/A]"` where a browser
+ * cannot know. */
+export type SmiSample = Record<SmiField, string | number>;
+
+/** Options of {@link smi}. */
+export interface SmiOptions {
+  /** The sample period of the utilizations, in ms (1000 by default, at most 60,000). */
+  periodMs?: number;
+}
+
+/** Options of {@link smi} that make it print nvidia-smi's CSV text. */
+export interface SmiCsvOptions extends SmiOptions {
+  /** Comma-separated fields (all of them without one). */
+  query?: string;
+  format: "csv" | "csv,noheader" | "csv,nounits" | "csv,noheader,nounits";
+}
+
+/** The fields of `nvidia-smi --query-gpu`, measured over the last `periodMs`. */
+export function smi(opts?: SmiOptions): SmiSample;
+/** The text `nvidia-smi --query-gpu=… --format=…` would print. */
+export function smi(opts: SmiCsvOptions): string;
+
+/** Options of {@link recordMemoryHistory}. */
+export interface MemoryHistoryOptions {
+  /** `false` stops recording (keeping the events to read). */
+  enabled?: boolean;
+  /** The ring's size (100,000 by default). */
+  maxEntries?: number;
+  /** Keep the JS stack of each allocating call. */
+  stacks?: boolean;
+}
+
+/** One allocator event of {@link memoryHistory}. */
+export interface MemoryEvent {
+  action:
+    | "alloc"
+    | "free_requested"
+    | "free_completed"
+    | "segment_alloc"
+    | "segment_free"
+    | "cache_hit"
+    | "oom";
+  id: number;
+  bytes: number;
+  device: DeviceName;
+  stream: string | null;
+  op: string;
+  timeMs: number;
+  stack?: string;
+}
+
+/** PyTorch's `_record_memory_history`: starts (or stops) recording the allocator's events. */
+export function recordMemoryHistory(opts?: MemoryHistoryOptions): void;
+/** The events recorded, oldest first. */
+export function memoryHistory(): MemoryEvent[];
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** The kinds of error tandem throws (and promises reject with), by their `name`. */
+export type ErrorName =
+  | "ShapeError"
+  | "DTypeError"
+  | "MemoryLimitError"
+  | "DisposedArrayError"
+  | "DeviceError"
+  | "ValueError";
+
+/**
+ * An error of tandem's: a JS `Error` whose `name` says the kind and whose message names the op,
+ * its inputs and what was expected. A bad call never breaks the module.
+ *
+ * ```ts
+ * try { tn.add(a, b); } catch (e) { if ((e as tn.TandemError).name === "ShapeError") … }
+ * ```
+ */
+export interface TandemError extends Error {
+  name: ErrorName;
+}
+
+declare global {
+  // Empty when @webgpu/types is absent, so the package compiles either way; with it, these
+  // merge with its full declarations.
+  interface GPUBuffer {}
+  interface GPUDevice {}
+}

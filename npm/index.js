@@ -1,0 +1,132 @@
+// The entry point of the `tandem` package: the API of ./tandem.js (the wasm-bindgen glue),
+// with `initRuntime()` loading the WebAssembly module first, so that a page needs nothing but
+// `await initRuntime()`. Until the module is loaded, every function throws an Error that says
+// so (instead of failing inside the glue); once it is, each export is the glue's own function,
+// so a call costs nothing more.
+import loadGlue, * as glue from "./tandem.js";
+
+let loading = null;
+
+/**
+ * Loads the WebAssembly module, once. `initRuntime()` calls it; call it yourself only to load
+ * `tandem_bg.wasm` from somewhere else than beside this file (a CDN, a `Response`, bytes, a
+ * compiled `WebAssembly.Module`).
+ */
+export function loadWasm(source) {
+  loading ??= loadGlue(source === undefined ? undefined : { module_or_path: source }).then(
+    bind,
+    (err) => {
+      // A failed load may be tried again, with another source.
+      loading = null;
+      throw explained(err);
+    },
+  );
+  return loading;
+}
+
+/** A load that fetched a page instead of the wasm says where to look. */
+function explained(err) {
+  if (!(err instanceof WebAssembly.CompileError) || !/magic word/.test(err.message)) return err;
+  const error = new Error(
+    "tandem: the server answered the request for tandem_bg.wasm with something else (a page?). " +
+      'Under Vite\'s dev server, add optimizeDeps: { exclude: ["tandem"] } to vite.config; ' +
+      `elsewhere, pass the wasm's URL to loadWasm(). (${err.message})`,
+  );
+  error.name = "DeviceError";
+  return error;
+}
+
+export default loadWasm;
+
+/** Loads the WebAssembly module if it is not yet, then asks WebGPU for a device. */
+export async function initRuntime(opts) {
+  await loadWasm();
+  return glue.initRuntime(opts);
+}
+
+/** A stand-in for the glue's `name` until the module is loaded. */
+function early(name) {
+  return function () {
+    const error = new Error(
+      `tandem.${name}: the WebAssembly module is not loaded yet; await initRuntime() (or loadWasm()) first`,
+    );
+    error.name = "DeviceError";
+    throw error;
+  };
+}
+
+export { Block, NDArray, Stream } from "./tandem.js";
+
+export let
+  abs = early("abs"), add = early("add"), arange = early("arange"), argmax = early("argmax"),
+  argmin = early("argmin"), array = early("array"), astype = early("astype"),
+  broadcastTo = early("broadcastTo"), cachingAllocatorAlloc = early("cachingAllocatorAlloc"),
+  cachingAllocatorDelete = early("cachingAllocatorDelete"), ceil = early("ceil"),
+  changeCurrentAllocator = early("changeCurrentAllocator"), clearCache = early("clearCache"),
+  clip = early("clip"), concatenate = early("concatenate"), cos = early("cos"),
+  defaultDevice = early("defaultDevice"), defaultStream = early("defaultStream"),
+  dispatchesPerSubmit = early("dispatchesPerSubmit"), divide = early("divide"),
+  emptyCache = early("emptyCache"), equal = early("equal"), erf = early("erf"),
+  evaluate = early("evaluate"), exp = early("exp"), expandDims = early("expandDims"),
+  expm1 = early("expm1"), eye = early("eye"), flatten = early("flatten"),
+  floor = early("floor"), full = early("full"), gelu = early("gelu"),
+  getActiveMemory = early("getActiveMemory"), getCacheMemory = early("getCacheMemory"),
+  getDeviceProperties = early("getDeviceProperties"), getMemoryInfo = early("getMemoryInfo"),
+  getMemoryLimit = early("getMemoryLimit"), getPeakMemory = early("getPeakMemory"),
+  gpuDevice = early("gpuDevice"), greater = early("greater"),
+  greaterEqual = early("greaterEqual"), less = early("less"), lessEqual = early("lessEqual"),
+  linspace = early("linspace"), log = early("log"), log1p = early("log1p"),
+  logicalAnd = early("logicalAnd"), logicalNot = early("logicalNot"),
+  logicalOr = early("logicalOr"), logsumexp = early("logsumexp"), matmul = early("matmul"),
+  max = early("max"), maxMemoryAllocated = early("maxMemoryAllocated"),
+  maxMemoryCached = early("maxMemoryCached"), maxMemoryReserved = early("maxMemoryReserved"),
+  maximum = early("maximum"), mean = early("mean"), memoryAllocated = early("memoryAllocated"),
+  memoryCached = early("memoryCached"), memoryHistory = early("memoryHistory"),
+  memoryReserved = early("memoryReserved"), memorySnapshot = early("memorySnapshot"),
+  memoryStats = early("memoryStats"),
+  memoryStatsAsNestedDict = early("memoryStatsAsNestedDict"),
+  memorySummary = early("memorySummary"), min = early("min"), minimum = early("minimum"),
+  multiply = early("multiply"), neg = early("neg"), newStream = early("newStream"),
+  notEqual = early("notEqual"), ones = early("ones"), power = early("power"),
+  prod = early("prod"), profile = early("profile"), randomNormal = early("randomNormal"),
+  randomSeed = early("randomSeed"), randomUniform = early("randomUniform"),
+  reciprocal = early("reciprocal"), recordMemoryHistory = early("recordMemoryHistory"),
+  relu = early("relu"), resetAccumulatedMemoryStats = early("resetAccumulatedMemoryStats"),
+  resetMaxMemoryAllocated = early("resetMaxMemoryAllocated"),
+  resetMaxMemoryCached = early("resetMaxMemoryCached"),
+  resetPeakMemory = early("resetPeakMemory"),
+  resetPeakMemoryStats = early("resetPeakMemoryStats"), reshape = early("reshape"),
+  round = early("round"), rsqrt = early("rsqrt"), setCacheLimit = early("setCacheLimit"),
+  setDefaultDevice = early("setDefaultDevice"),
+  setDispatchesPerSubmit = early("setDispatchesPerSubmit"),
+  setMemoryLimit = early("setMemoryLimit"),
+  setPerProcessMemoryFraction = early("setPerProcessMemoryFraction"),
+  setWiredLimit = early("setWiredLimit"), sigmoid = early("sigmoid"), sign = early("sign"),
+  sin = early("sin"), slice = early("slice"), smi = early("smi"), softmax = early("softmax"),
+  split = early("split"), sqrt = early("sqrt"), square = early("square"),
+  squeeze = early("squeeze"), stack = early("stack"), subtract = early("subtract"),
+  sum = early("sum"), synchronize = early("synchronize"), tan = early("tan"),
+  tanh = early("tanh"), tidy = early("tidy"), transpose = early("transpose"),
+  where = early("where"), zeros = early("zeros");
+
+/** Points every export at the glue's function, once the module is loaded. */
+function bind() {
+  ({
+    abs, add, arange, argmax, argmin, array, astype, broadcastTo, cachingAllocatorAlloc,
+    cachingAllocatorDelete, ceil, changeCurrentAllocator, clearCache, clip, concatenate, cos,
+    defaultDevice, defaultStream, dispatchesPerSubmit, divide, emptyCache, equal, erf, evaluate,
+    exp, expandDims, expm1, eye, flatten, floor, full, gelu, getActiveMemory, getCacheMemory,
+    getDeviceProperties, getMemoryInfo, getMemoryLimit, getPeakMemory, gpuDevice, greater,
+    greaterEqual, less, lessEqual, linspace, log, log1p, logicalAnd, logicalNot, logicalOr,
+    logsumexp, matmul, max, maxMemoryAllocated, maxMemoryCached, maxMemoryReserved, maximum,
+    mean, memoryAllocated, memoryCached, memoryHistory, memoryReserved, memorySnapshot,
+    memoryStats, memoryStatsAsNestedDict, memorySummary, min, minimum, multiply, neg, newStream,
+    notEqual, ones, power, prod, profile, randomNormal, randomSeed, randomUniform, reciprocal,
+    recordMemoryHistory, relu, resetAccumulatedMemoryStats, resetMaxMemoryAllocated,
+    resetMaxMemoryCached, resetPeakMemory, resetPeakMemoryStats, reshape, round, rsqrt,
+    setCacheLimit, setDefaultDevice, setDispatchesPerSubmit, setMemoryLimit,
+    setPerProcessMemoryFraction, setWiredLimit, sigmoid, sign, sin, slice, smi, softmax, split,
+    sqrt, square, squeeze, stack, subtract, sum, synchronize, tan, tanh, tidy, transpose, where,
+    zeros
+  } = glue);
+}
