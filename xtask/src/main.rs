@@ -7,6 +7,7 @@ mod dispatch;
 mod imports;
 mod interleave;
 mod manifest;
+mod npm;
 mod package;
 mod pages;
 mod peers;
@@ -24,9 +25,11 @@ commands:
                     (the crate's exact version), and Chromium, chromedriver and Mesa's Vulkan
                     driver through apt-get
   build             build the npm package into pkg/ with wasm-pack
-  test              setup, then formatting, clippy, native tests on Vulkan, browser tests in
-                    headless Chromium, and the test pages (tests/pages/) and the demo page
-                    end to end
+  test [package]    setup, then formatting, clippy, native tests on Vulkan, browser tests in
+                    headless Chromium, the npm package's checks (its files, its types, the
+                    example app under Vite and webpack), the test pages (tests/pages/) and the
+                    demo page end to end; `test package` runs only the package's checks and
+                    the test pages
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
@@ -67,6 +70,7 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["setup"] => setup::setup(&manifest),
         ["build"] => setup::setup(&manifest).and_then(|()| package::build(&manifest)),
         ["test"] => test::test(&manifest),
+        ["test", "package"] => test::package_only(&manifest),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["bench", "peers", rest @ ..] => peers::peers(&manifest, rest),

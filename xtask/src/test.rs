@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::cmd::{Tally, root, run, run_tests};
 use crate::manifest::Manifest;
-use crate::{demo, package, pages, setup};
+use crate::{demo, npm, package, pages, setup};
 
 pub fn test(manifest: &Manifest) -> Result<(), String> {
     setup::setup(manifest)?;
@@ -15,6 +15,23 @@ pub fn test(manifest: &Manifest) -> Result<(), String> {
     // The closing line CI reads, printed whether or not a step failed.
     println!("tests: {} passed, {} failed", tally.passed, tally.failed);
     outcome
+}
+
+/// `cargo xtask test package`: only the steps that use the built package (the npm checks, the
+/// example app, the test pages), for work on the package.
+pub fn package_only(manifest: &Manifest) -> Result<(), String> {
+    setup::setup(manifest)?;
+    let mut tally = Tally::default();
+    let outcome = package::build(manifest).and_then(|()| package_steps(manifest, &mut tally));
+    println!("tests: {} passed, {} failed", tally.passed, tally.failed);
+    outcome
+}
+
+fn package_steps(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
+    step("the npm package: its files, its types, the example app under Vite and webpack");
+    npm::check(manifest, tally)?;
+    step("test pages (built package, headless Chromium)");
+    pages::run_all(manifest, tally)
 }
 
 fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
@@ -61,8 +78,7 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     write_webdriver_json(&manifest.webdriver_json())?;
     outcome?;
     package::build(manifest)?;
-    step("test pages (built package, headless Chromium)");
-    pages::run_all(manifest, tally)?;
+    package_steps(manifest, tally)?;
     step("demo page (built package, headless Chromium)");
     match demo::run_demo(manifest) {
         Ok(text) => {

@@ -1,0 +1,63 @@
+// Compile-time checks of the package's types: `tsc --noEmit` (run by `cargo xtask test`) fails
+// if a result dtype, a typed array or an options object is typed wrongly. Nothing here runs,
+// and nothing imports this file.
+import * as tn from "tandem";
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function expect<T extends true>(): T | undefined {
+  return undefined;
+}
+
+export async function checks(): Promise<void> {
+  const info: tn.RuntimeInfo = await tn.initRuntime({ memoryLimit: 2 ** 28, requireGpu: false });
+  const f = tn.array([[1, 2], [3, 4]]);
+  const i = tn.arange(4, { dtype: "int32" });
+  const u = tn.array([1, 2, 3, 4], { dtype: "uint32" });
+  const b = tn.array([true, false]);
+  const typed = tn.array(new Int32Array([1, 2]));
+  expect<Equal<typeof f, tn.NDArray<"float32">>>();
+  expect<Equal<typeof i, tn.NDArray<"int32">>>();
+  expect<Equal<typeof u, tn.NDArray<"uint32">>>();
+  expect<Equal<typeof b, tn.NDArray<"bool">>>();
+  expect<Equal<typeof typed, tn.NDArray<"int32">>>();
+
+  // Results carry the dtype each op gives.
+  expect<Equal<ReturnType<typeof tn.add<typeof i, typeof u>>, tn.NDArray<"int32">>>();
+  expect<Equal<typeof f.add extends (o: number) => tn.NDArray<"float32"> ? true : false, true>>();
+  const sum = tn.sum(tn.greater(f, 2));
+  expect<Equal<typeof sum, tn.NDArray<"int32">>>();
+  expect<Equal<ReturnType<typeof tn.argmax>, tn.NDArray<"uint32">>>();
+  expect<Equal<ReturnType<typeof tn.divide>, tn.NDArray<"float32">>>();
+  const cast = f.astype("uint32", { stream: "cpu" });
+  expect<Equal<typeof cast, tn.NDArray<"uint32">>>();
+  const viewed = tn.transpose(tn.reshape(i, [2, 2]), { stream: "gpu" });
+  expect<Equal<typeof viewed, tn.NDArray<"int32">>>();
+  const parts = tn.split(i, 2);
+  expect<Equal<typeof parts, tn.NDArray<"int32">[]>>();
+
+  // Reads are typed by dtype.
+  const ints: Int32Array = await i.toArray();
+  const flags: Uint8Array = await b.toArray();
+  const value: boolean = await tn.array(true).item();
+  const unknown = await tn.array([1]).astype(info.gpu ? "int32" : "float32").toArray();
+  expect<Equal<typeof unknown, Int32Array | Float32Array>>();
+
+  // Options are checked: a typo is an error, as it is at run time.
+  // @ts-expect-error `stram` is not an option
+  tn.exp(f, { stram: "gpu" });
+  // @ts-expect-error a device must be "cpu" or "gpu"
+  tn.exp(f, { stream: "tpu" });
+  // @ts-expect-error argmax takes one axis
+  tn.argmax(f, { axis: [0, 1] });
+  tn.sum(f, { axis: [0, 1], keepdims: true, stream: tn.newStream("gpu") });
+  tn.slice(f, [0, 0], [2, 2], { stream: "cpu" });
+
+  // Memory statistics have PyTorch's keys.
+  const stats = tn.memoryStats();
+  const active: number = stats["active_bytes.all.current"];
+  // @ts-expect-error not a key of memoryStats()
+  void stats["active_bytes.everything.current"];
+  const csv: string = tn.smi({ format: "csv" });
+  const sample: tn.SmiSample = tn.smi();
+  void [ints, flags, value, active, csv, sample, parts];
+}

@@ -1,0 +1,55 @@
+// Runs examples/quickstart.js (the README's quick start, word for word) as a plain module page
+// runs it, catching what it logs, and checks the logged values; then checks that a call made
+// before the wasm is loaded throws an Error that says what to do. Reports through
+// window.tandemPage ({state, text}), which `cargo xtask test` reads.
+window.tandemPage = { state: "running", text: "" };
+
+const logged = [];
+const log = console.log;
+
+async function main() {
+  // Before initRuntime(): a clear error, not a failure inside the glue.
+  const tn = await import("tandem");
+  let early;
+  try {
+    tn.array([1, 2, 3]);
+  } catch (err) {
+    early = err;
+  }
+  if (!early || early.name !== "DeviceError" || !early.message.includes("initRuntime")) {
+    throw new Error(`a call before initRuntime() gave ${early ? `${early.name}: ${early.message}` : "no error"}`);
+  }
+  console.log = (...args) => logged.push(args);
+  try {
+    await import("/examples/quickstart.js");
+  } finally {
+    console.log = log;
+  }
+  const [runtime, sum, total] = logged;
+  const expected = [11, 22, 33, 14, 25, 36];
+  if (!(sum[0] instanceof Float32Array) || sum[0].join() !== expected.join()) {
+    throw new Error(`the quick start logged ${sum[0]}, not [${expected}]`);
+  }
+  const exact = expected.reduce((s, v) => s + Math.exp(v * 0.01), 0);
+  if (Math.abs(total[0] - exact) > 1e-5 * exact) {
+    throw new Error(`the quick start's sum is ${total[0]}, not ${exact}`);
+  }
+  return [
+    `before initRuntime(): ${early.name}: ${early.message}`,
+    `${runtime.join(" ")}`,
+    `c = [${Array.from(sum[0])}]`,
+    `sum of exp(c / 100) = ${total[0]} (exact: ${exact.toFixed(6)})`,
+  ].join("\n");
+}
+
+main().then(
+  (text) => {
+    document.getElementById("output").textContent = text;
+    window.tandemPage = { state: "done", text };
+  },
+  (err) => {
+    const text = `${err.name}: ${err.message}`;
+    document.getElementById("output").textContent = text;
+    window.tandemPage = { state: "error", text };
+  },
+);
