@@ -334,7 +334,7 @@ export class NDArray<D extends DType = DType> {
   /** Frees the array's memory now; later use throws `DisposedArrayError`. Twice does nothing. */
   dispose(): void;
   [Symbol.dispose](): void;
-  /** wasm-bindgen's own release of the handle: frees the memory as `dispose()` does, but any
+  /** wasm-bindgen's own release of the handle: frees the memory as `dispose()` does, but a
    * later use of the object fails without a `DisposedArrayError`. Prefer `dispose()`. */
   free(): void;
   /** `NDArray(shape=[2, 3], dtype=float32)`. */
@@ -943,13 +943,46 @@ export type ErrorName =
 /**
  * An error of tandem's: a JS `Error` whose `name` says the kind and whose message names the op,
  * its inputs and what was expected. A bad call never breaks the module.
- *
- * ```ts
- * try { tn.add(a, b); } catch (e) { if ((e as tn.TandemError).name === "ShapeError") … }
- * ```
  */
 export interface TandemError extends Error {
   name: ErrorName;
+}
+
+/**
+ * Shapes that do not fit together (broadcasting, matmul, reshape, data against its shape).
+ * Each error class tests the error's `name`, so `instanceof` works on every error tandem
+ * throws or rejects with:
+ *
+ * ```ts
+ * try { tn.add(tn.zeros([2, 3]), tn.zeros([4])); }
+ * catch (e) { if (e instanceof tn.ShapeError) console.log(e.message); else throw e; }
+ * ```
+ */
+export class ShapeError extends Error {
+  name: "ShapeError";
+}
+/** A dtype the op does not take (`neg` of a bool array, a random array of `int32`). */
+export class DTypeError extends Error {
+  name: "DTypeError";
+}
+/** An allocation past the memory limit, after the runtime trimmed, waited and retried; or a
+ * buffer past the adapter's limits. Every live array is intact. */
+export class MemoryLimitError extends Error {
+  name: "MemoryLimitError";
+}
+/** An array used after `dispose()`. */
+export class DisposedArrayError extends Error {
+  name: "DisposedArrayError";
+}
+/** No usable device: a call before `initRuntime()`, `requireGpu` without WebGPU, a lost device,
+ * an error the GPU reported. */
+export class DeviceError extends Error {
+  name: "DeviceError";
+}
+/** An argument the call does not take: an unknown option, a bad axis or count, `item()` of many
+ * elements. */
+export class ValueError extends Error {
+  name: "ValueError";
 }
 
 declare global {

@@ -57,6 +57,32 @@ function early(name) {
 
 export { Block, NDArray, Stream } from "./tandem.js";
 
+/**
+ * The kinds of error tandem throws, as classes for `instanceof`. tandem's errors are plain
+ * `Error`s whose `name` says the kind, so `err instanceof MemoryLimitError` tests that name.
+ */
+function errorKind(name) {
+  const Kind = class extends Error {
+    constructor(message) {
+      super(message);
+      this.name = name;
+    }
+
+    static [Symbol.hasInstance](value) {
+      return value instanceof Error && value.name === name;
+    }
+  };
+  Object.defineProperty(Kind, "name", { value: name });
+  return Kind;
+}
+
+export const ShapeError = errorKind("ShapeError"),
+  DTypeError = errorKind("DTypeError"),
+  MemoryLimitError = errorKind("MemoryLimitError"),
+  DisposedArrayError = errorKind("DisposedArrayError"),
+  DeviceError = errorKind("DeviceError"),
+  ValueError = errorKind("ValueError");
+
 export let
   abs = early("abs"), add = early("add"), arange = early("arange"), argmax = early("argmax"),
   argmin = early("argmin"), array = early("array"), astype = early("astype"),

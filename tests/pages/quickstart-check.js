@@ -16,7 +16,8 @@ async function main() {
   } catch (err) {
     early = err;
   }
-  if (!early || early.name !== "DeviceError" || !early.message.includes("initRuntime")) {
+  const isDeviceError = early instanceof tn.DeviceError && !(early instanceof tn.ShapeError);
+  if (!isDeviceError || !early.message.includes("initRuntime")) {
     throw new Error(`a call before initRuntime() gave ${early ? `${early.name}: ${early.message}` : "no error"}`);
   }
   console.log = (...args) => logged.push(args);
@@ -30,12 +31,23 @@ async function main() {
   if (!(sum[0] instanceof Float32Array) || sum[0].join() !== expected.join()) {
     throw new Error(`the quick start logged ${sum[0]}, not [${expected}]`);
   }
+  // The error classes test the name of what tandem throws.
+  let shape;
+  try {
+    tn.add(tn.zeros([2, 3]), tn.zeros([4]));
+  } catch (err) {
+    shape = err;
+  }
+  if (!(shape instanceof tn.ShapeError) || shape instanceof tn.ValueError) {
+    throw new Error(`a broadcast mismatch gave ${shape?.name}: ${shape?.message}`);
+  }
   const exact = expected.reduce((s, v) => s + Math.exp(v * 0.01), 0);
   if (Math.abs(total[0] - exact) > 1e-5 * exact) {
     throw new Error(`the quick start's sum is ${total[0]}, not ${exact}`);
   }
   return [
     `before initRuntime(): ${early.name}: ${early.message}`,
+    `shapes that do not broadcast: instanceof ShapeError: ${shape.message}`,
     `${runtime.join(" ")}`,
     `c = [${Array.from(sum[0])}]`,
     `sum of exp(c / 100) = ${total[0]} (exact: ${exact.toFixed(6)})`,

@@ -57,6 +57,15 @@ export async function checks(): Promise<void> {
   const active: number = stats["active_bytes.all.current"];
   // @ts-expect-error not a key of memoryStats()
   void stats["active_bytes.everything.current"];
+  // The error classes narrow what a catch holds.
+  try {
+    tn.add(f, tn.zeros([5]));
+  } catch (e) {
+    if (e instanceof tn.ShapeError) {
+      const name: "ShapeError" = e.name;
+      void name;
+    }
+  }
   const csv: string = tn.smi({ format: "csv" });
   const sample: tn.SmiSample = tn.smi();
   void [ints, flags, value, active, csv, sample, parts];
