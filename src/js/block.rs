@@ -207,14 +207,3 @@ pub fn gpu_device() -> JsValue {
 fn web_device(device: &wgpu::Device) -> Option<JsValue> {
     device.as_webgpu().map(|d| JsValue::from(d.clone()))
 }
-
-/// `block.buffer` and `gpuDevice()` name WebGPU's types; a project without `@webgpu/types`
-/// (or a DOM lib that has them) would not find those names. Empty interfaces merge with the
-/// real ones where they exist, and stand for them, opaque, where they do not.
-#[wasm_bindgen(typescript_custom_section)]
-const WEBGPU_TYPES_TS: &str = r#"
-declare global {
-  interface GPUBuffer {}
-  interface GPUDevice {}
-}
-"#;

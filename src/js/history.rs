@@ -99,7 +99,7 @@ fn is_tandem_frame(line: &str) -> bool {
 
 /// The events recorded, oldest first: `{action, id, bytes, device, stream, op, timeMs,
 /// stack?}`.
-#[wasm_bindgen(js_name = memoryHistory, unchecked_return_type = "MemoryEvent[]")]
+#[wasm_bindgen(js_name = memoryHistory)]
 pub fn memory_history() -> js_sys::Array {
     allocator::history().iter().map(event_to_js).collect()
 }
@@ -121,18 +121,3 @@ fn event_to_js(event: &Event) -> JsValue {
     }
     object.into()
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const MEMORY_EVENT_TS: &str = r#"
-export interface MemoryEvent {
-  action: "alloc" | "free_requested" | "free_completed" | "segment_alloc" | "segment_free"
-    | "cache_hit" | "oom";
-  id: number;
-  bytes: number;
-  device: "cpu" | "gpu";
-  stream: string | null;
-  op: string;
-  timeMs: number;
-  stack?: string;
-}
-"#;

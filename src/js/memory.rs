@@ -109,7 +109,7 @@ pub fn memory_summary() -> String {
 /// copies, as `usage` is. `state` is `active` (a live block), `cached` (an idle buffer) or
 /// `inactive` (a free range of a buffer in use). Free ranges have no `id` (`null`) and no
 /// `stream`; `stream` is also `null` for data made outside an evaluation.
-#[wasm_bindgen(js_name = memorySnapshot, unchecked_return_type = "MemoryBlock[]")]
+#[wasm_bindgen(js_name = memorySnapshot)]
 pub fn memory_snapshot() -> js_sys::Array {
     allocator::snapshot().iter().map(snapshot_entry).collect()
 }
@@ -183,19 +183,3 @@ pub fn reset_peak_memory_stats() {
 pub fn reset_accumulated_memory_stats() {
     allocator::reset_accumulated_stats();
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const MEMORY_TS: &str = r#"
-export interface MemoryBlock {
-  id: number | null;
-  device: "cpu" | "gpu";
-  usage: "storage" | "readback" | "uniform" | "query-resolve" | null;
-  size: number;
-  requestedSize: number;
-  segment: number | null;
-  offset: number;
-  state: "active" | "cached" | "inactive";
-  stream: string | null;
-  op: string;
-}
-"#;

@@ -1,5 +1,9 @@
 //! The wasm-bindgen layer: the JS API of `../shared/API.md`. It converts JS values, calls the
 //! core and maps errors; it holds no logic of its own.
+//!
+//! The package's TypeScript types are `npm/index.d.ts`, written for users (dtype-generic
+//! arrays, an options interface per op); `tests/package/exports.mjs` checks that they declare
+//! exactly what the package exports. wasm-bindgen's own `.d.ts` is not generated.
 
 pub mod block;
 pub mod data;

@@ -14,7 +14,7 @@ use crate::profile::{CpuSpan, GpuBatch, Report};
 /// dispatches: [{kernel, ms}]}]}`. Times are `performance.now()` milliseconds; GPU `ms` come
 /// from timestamp queries and are `null` where the adapter has no `timestamp-query`. It
 /// records every evaluation that runs meanwhile, including ones `fn` did not start.
-#[wasm_bindgen(unchecked_return_type = "Promise<Profile>")]
+#[wasm_bindgen]
 pub fn profile(
     #[wasm_bindgen(unchecked_param_type = "() => unknown")] f: js_sys::Function,
 ) -> js_sys::Promise {
@@ -85,18 +85,3 @@ fn gpu_batch(batch: &GpuBatch) -> JsValue {
 fn optional(value: Option<f64>) -> JsValue {
     value.map_or(JsValue::NULL, JsValue::from_f64)
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const PROFILE_TS: &str = r#"
-export interface Profile {
-  value: unknown;
-  wallMs: number;
-  cpu: { op: string; stream: number; startMs: number; endMs: number }[];
-  gpu: {
-    submitMs: number;
-    doneMs: number;
-    gpuMs: number | null;
-    dispatches: { kernel: string; ms: number | null }[];
-  }[];
-}
-"#;

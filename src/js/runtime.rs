@@ -30,7 +30,7 @@ thread_local! {
 /// when there is no WebGPU instead of running the `gpu` device on the CPU), `defaultDevice`
 /// (`"cpu"` or `"gpu"`: skip choosing one by measurement on a fallback adapter), and
 /// `memoryLimit` and `cacheLimit` in bytes (as `setMemoryLimit` and `setCacheLimit`).
-#[wasm_bindgen(js_name = initRuntime, unchecked_return_type = "Promise<RuntimeInfo>")]
+#[wasm_bindgen(js_name = initRuntime)]
 pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     let options = runtime_options(&opts).map_err(to_js)?;
     // The limits belong to the allocator, not the device: they apply on every call, even
@@ -311,26 +311,3 @@ async fn browser_adapter_info(power_preference: wgpu::PowerPreference) -> Option
     }
     js_sys::Reflect::get(&adapter, &"info".into()).ok()
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const RUNTIME_INFO_TS: &str = r#"
-export interface RuntimeInfo {
-  gpu: boolean;
-  adapter: {
-    vendor: string;
-    architecture: string;
-    device: string;
-    description: string;
-    isFallbackAdapter: boolean;
-  } | null;
-  limits: Record<string, number>;
-  features: string[];
-  defaultDevice: { device: "cpu" | "gpu"; reason: string };
-  /** Which `exp` the GPU kernels use: WGSL's built-in where a start-up probe measured it
-   * within tandem's accuracy promise on this adapter, else tandem's range-reduced one. */
-  math: { exp: "builtin" | "accurate"; reason: string } | null;
-  /** The matmul kernel, chosen by timing each candidate when the adapter is first used:
-   * `"registers RxC"` (a register tile per thread) or `"workgroup 64x64"`. */
-  matmul: { kernel: string; reason: string } | null;
-}
-"#;

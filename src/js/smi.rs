@@ -20,7 +20,7 @@ const DEFAULT_PERIOD_MS: f64 = 1000.0;
 /// browser cannot know); `smi({query, format})` gives nvidia-smi's CSV text for the fields of
 /// `query` (all of them without one). `opts.periodMs` is the sample period of the
 /// utilizations, up to 60,000.
-#[wasm_bindgen(js_name = smi, unchecked_return_type = "SmiSample | string")]
+#[wasm_bindgen(js_name = smi)]
 pub fn smi(opts: JsValue) -> JsResult<JsValue> {
     let op = "smi";
     let opts = js(crate::js::options::Options::parse(
@@ -98,13 +98,3 @@ fn timestamp() -> String {
         now.get_milliseconds()
     )
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const SMI_SAMPLE_TS: &str = r#"
-export type SmiSample = Record<
-  | "timestamp" | "name" | "driver_version" | "pci.bus_id" | "pstate" | "pcie.link.gen.max"
-  | "pcie.link.gen.current" | "temperature.gpu" | "utilization.gpu" | "utilization.memory"
-  | "memory.total" | "memory.used" | "memory.free",
-  string | number
->;
-"#;

@@ -233,7 +233,7 @@ pub(crate) fn adapter_names(device: Device) -> (String, String, String) {
 
 /// The device's name, memory and compute limits (PyTorch's `get_device_properties`); the `gpu`
 /// device's without an argument.
-#[wasm_bindgen(js_name = getDeviceProperties, unchecked_return_type = "DeviceProperties")]
+#[wasm_bindgen(js_name = getDeviceProperties)]
 pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
     let device = js(device_arg("getDeviceProperties", &device))?.unwrap_or(Device::Gpu);
     let object = js_sys::Object::new();
@@ -331,22 +331,3 @@ pub fn set_wired_limit(bytes: JsValue) -> JsResult<f64> {
     };
     Ok(WIRED_LIMIT.with(|w| w.replace(limit)) as f64)
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const DEVICE_PROPERTIES_TS: &str = r#"
-export interface DeviceProperties {
-  name: string;
-  vendor: string;
-  architecture: string;
-  /** Bytes: see the docs of `getDeviceProperties` for how a browser page can know it. */
-  totalMemory: number;
-  maxBufferSize: number | null;
-  maxStorageBufferBindingSize: number | null;
-  maxComputeWorkgroupSizeX: number | null;
-  maxComputeInvocationsPerWorkgroup: number | null;
-  features: string[];
-  /** How smi() measures utilization.gpu on this device (timestamps for a minute after each
-   * smi() call, where the adapter has them); null without a GPU. */
-  utilizationFrom: "timestamp-query" | "submit-to-done" | null;
-}
-"#;

@@ -6,8 +6,7 @@
 // and reads window.tandemPage ({state, text}).
 import * as tn from "/pkg/index.js";
 import { minimal, run } from "./repros/active-after-dispose.js";
-
-window.tandemPage = { state: "running", text: "" };
+import { report } from "./report.js";
 
 // Active blocks that no array or raw block of the page holds: the runtime's own uniform
 // buffers (its parameter ring) are the only ones allowed.
@@ -60,14 +59,4 @@ async function main() {
   return lines.join("\n");
 }
 
-main().then(
-  (text) => {
-    document.getElementById("output").textContent = text;
-    window.tandemPage = { state: "done", text };
-  },
-  (err) => {
-    const text = `${err.name}: ${err.message}`;
-    document.getElementById("output").textContent = text;
-    window.tandemPage = { state: "error", text };
-  },
-);
+report(main);

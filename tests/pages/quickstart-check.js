@@ -1,8 +1,7 @@
 // Runs examples/quickstart.js (the README's quick start, word for word) as a plain module page
-// runs it, catching what it logs, and checks the logged values; then checks that a call made
-// before the wasm is loaded throws an Error that says what to do. Reports through
-// window.tandemPage ({state, text}), which `cargo xtask test` reads.
-window.tandemPage = { state: "running", text: "" };
+// does, catching what it logs, and checks the logged values; first checks that a call made
+// before the wasm is loaded throws an Error that says what to do. Reports through report.js.
+import { report } from "./report.js";
 
 const logged = [];
 const log = console.log;
@@ -54,14 +53,4 @@ async function main() {
   ].join("\n");
 }
 
-main().then(
-  (text) => {
-    document.getElementById("output").textContent = text;
-    window.tandemPage = { state: "done", text };
-  },
-  (err) => {
-    const text = `${err.name}: ${err.message}`;
-    document.getElementById("output").textContent = text;
-    window.tandemPage = { state: "error", text };
-  },
-);
+report(main);

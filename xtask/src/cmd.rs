@@ -52,7 +52,34 @@ pub struct Tally {
     pub failed: usize,
 }
 
+/// A check: what it checks, and the check, which says what it found.
+pub type Check<'a> = (String, Box<dyn Fn() -> Result<String, String> + 'a>);
+
 impl Tally {
+    /// Runs every check, each counting as one test; after all ran, fails naming the ones that
+    /// failed, under `group`.
+    pub fn run_checks(&mut self, group: &str, checks: Vec<Check>) -> Result<(), String> {
+        let mut failures = Vec::new();
+        for (what, check) in checks {
+            match check() {
+                Ok(text) => {
+                    println!("ok: {what}\n{text}");
+                    self.passed += 1;
+                }
+                Err(err) => {
+                    println!("FAILED: {what}: {err}");
+                    self.failed += 1;
+                    failures.push(what);
+                }
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("{group} failed: {}", failures.join("; ")))
+        }
+    }
+
     /// Adds the counts of a libtest or wasm-bindgen-test summary line
     /// (`test result: ok. 9 passed; 0 failed; …`); other lines add nothing.
     pub fn add_line(&mut self, line: &str) {

@@ -9,57 +9,47 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::cmd::{Tally, describe, root, run};
+use crate::cmd::{Check, Tally, describe, root, run};
 use crate::manifest::Manifest;
 use crate::{demo, package};
 
 /// The example app, relative to the repository root.
 const EXAMPLE: &str = "examples/vite-app";
 
-/// A check: what it checks, and the check, which says what it found.
-type Check<'a> = (&'a str, &'a dyn Fn() -> Result<String, String>);
-
 /// Runs every check; each counts as one test. Fails after running all if any failed.
 pub fn check(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     let out = root().join(&manifest.out_dir);
-    let checks: [Check; 7] = [
-        ("npm pack ships the package's files", &|| check_pack(&out)),
-        ("index.d.ts types index.js's exports", &|| {
-            check_exports(&out)
-        }),
+    let checks: Vec<Check> = vec![
         (
-            "docs/reference.md is generated from index.d.ts",
-            &check_reference,
+            "npm pack ships the package's files".into(),
+            Box::new(|| check_pack(&out)),
         ),
-        ("the example type-checks and builds", &build_example),
-        ("the Vite build runs", &|| run_example(manifest, "dist")),
-        ("the webpack build runs", &|| {
-            run_example(manifest, "dist-webpack")
-        }),
         (
-            "Vite's dev server runs it, the package installed from its tarball",
-            &|| vite_dev(manifest, &out),
+            "index.d.ts types index.js's exports".into(),
+            Box::new(|| check_exports(&out)),
+        ),
+        (
+            "docs/reference.md is generated from index.d.ts".into(),
+            Box::new(check_reference),
+        ),
+        (
+            "the example type-checks and builds".into(),
+            Box::new(build_example),
+        ),
+        (
+            "the Vite build runs".into(),
+            Box::new(|| run_example(manifest, "dist")),
+        ),
+        (
+            "the webpack build runs".into(),
+            Box::new(|| run_example(manifest, "dist-webpack")),
+        ),
+        (
+            "Vite's dev server runs it, the package installed from its tarball".into(),
+            Box::new(|| vite_dev(manifest, &out)),
         ),
     ];
-    let mut failures = Vec::new();
-    for (what, check) in checks {
-        match check() {
-            Ok(text) => {
-                println!("ok: {what}\n{text}");
-                tally.passed += 1;
-            }
-            Err(err) => {
-                println!("FAILED: {what}: {err}");
-                tally.failed += 1;
-                failures.push(what);
-            }
-        }
-    }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("package checks failed: {}", failures.join("; ")))
-    }
+    tally.run_checks("package checks", checks)
 }
 
 /// `npm pack --dry-run`: the tarball holds exactly [`package::FILES`].

@@ -63,14 +63,21 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             &manifest.target,
             "--out-dir",
             &manifest.out_dir,
+            // The package's types are npm/index.d.ts.
+            "--no-typescript",
         ])
         .arg(profile_flag);
     if release && !optimize {
         // The name section only names functions for debuggers: a page never needs it.
         wasm_pack.env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
     }
-    run(&mut wasm_pack)?;
     let out = root().join(&manifest.out_dir);
+    // wasm-pack leaves files of earlier builds in place; the package is only this build's.
+    if out.exists() {
+        std::fs::remove_dir_all(&out)
+            .map_err(|e| format!("cannot empty {}: {e}", out.display()))?;
+    }
+    run(&mut wasm_pack)?;
     if optimize {
         wasm_opt(manifest, &out.join("tandem_bg.wasm"))?;
     }

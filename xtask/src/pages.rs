@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::cmd::Tally;
+use crate::cmd::{Check, Tally};
 use crate::demo;
 use crate::manifest::Manifest;
 
@@ -22,25 +22,15 @@ const PAGES: [(&str, &str); 2] = [
 
 /// Runs every page; each counts as one test. Fails after running all if any failed.
 pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
-    let mut failures = Vec::new();
-    for (page, what) in PAGES {
-        // Served from the repository root: pages import /pkg/ and files of other folders.
-        let served = format!("./{page}");
-        match demo::run_page(manifest, &served, "tandemPage", Duration::from_secs(300)) {
-            Ok(text) => {
-                println!("page {page}: {what}\n{text}");
-                tally.passed += 1;
-            }
-            Err(err) => {
-                println!("page {page} FAILED: {err}");
-                tally.failed += 1;
-                failures.push(page);
-            }
-        }
-    }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("test pages failed: {}", failures.join(", ")))
-    }
+    let checks: Vec<Check> = PAGES
+        .iter()
+        .map(|&(page, what)| -> Check {
+            // Served from the repository root: pages import /pkg/ and files of other folders.
+            let served = format!("./{page}");
+            let run =
+                move || demo::run_page(manifest, &served, "tandemPage", Duration::from_secs(300));
+            (format!("page {page}: {what}"), Box::new(run))
+        })
+        .collect();
+    tally.run_checks("test pages", checks)
 }
