@@ -29,6 +29,10 @@ pub fn check(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
             Box::new(|| check_exports(&out)),
         ),
         (
+            "a release module has no name section; its glue returns values directly".into(),
+            Box::new(|| check_module(manifest, &out)),
+        ),
+        (
             "docs/reference.md is generated from index.d.ts".into(),
             Box::new(check_reference),
         ),
@@ -75,6 +79,35 @@ fn check_pack(out: &Path) -> Result<String, String> {
         files.len(),
         tarball["size"],
         tarball["unpackedSize"]
+    ))
+}
+
+/// A release module without its name section, whose glue wasm-bindgen wrote for multi-value
+/// returns: a glue that passes results through the stack (`__wbindgen_add_to_stack_pointer`)
+/// means the module lost its `target_features` section before wasm-bindgen read it.
+fn check_module(manifest: &Manifest, out: &Path) -> Result<String, String> {
+    if manifest.profile != "release" {
+        return Ok(format!("a {} build: not checked", manifest.profile));
+    }
+    let wasm = std::fs::read(out.join("tandem_bg.wasm")).map_err(|e| e.to_string())?;
+    let sections = package::custom_sections(&wasm)?;
+    if sections.iter().any(|s| s == "name") {
+        return Err(format!(
+            "tandem_bg.wasm keeps its name section ({sections:?})"
+        ));
+    }
+    let glue = std::fs::read_to_string(out.join("tandem.js")).map_err(|e| e.to_string())?;
+    let return_areas = glue.matches("__wbindgen_add_to_stack_pointer").count();
+    if return_areas > 0 {
+        return Err(format!(
+            "tandem.js passes results through the stack {return_areas} times: wasm-bindgen \
+             did not see the module's target_features"
+        ));
+    }
+    Ok(format!(
+        "tandem_bg.wasm: {} bytes, custom sections {sections:?}; tandem.js: {} bytes",
+        wasm.len(),
+        glue.len()
     ))
 }
 

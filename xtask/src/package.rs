@@ -1,6 +1,6 @@
 //! `cargo xtask build`: the npm package. wasm-pack builds the WebAssembly module and its glue
 //! (`tandem.js`) into the manifest's out-dir; a release build is then optimized with wasm-opt
-//! (or, without it, stripped of its name section by rustc); then the package's own files from
+//! (or, without it, stripped of its name section); then the package's own files from
 //! `npm/` (the entry `index.js`, its types `index.d.ts`, the npm README) are copied beside them
 //! and `package.json` is written for them.
 
@@ -67,10 +67,6 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             "--no-typescript",
         ])
         .arg(profile_flag);
-    if release && !optimize {
-        // The name section only names functions for debuggers: a page never needs it.
-        wasm_pack.env("CARGO_PROFILE_RELEASE_STRIP", "symbols");
-    }
     let out = root().join(&manifest.out_dir);
     // wasm-pack leaves files of earlier builds in place; the package is only this build's.
     if out.exists() {
@@ -78,8 +74,11 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             .map_err(|e| format!("cannot empty {}: {e}", out.display()))?;
     }
     run(&mut wasm_pack)?;
+    let wasm = out.join("tandem_bg.wasm");
     if optimize {
-        wasm_opt(manifest, &out.join("tandem_bg.wasm"))?;
+        wasm_opt(manifest, &wasm)?;
+    } else if release {
+        drop_name_section(&wasm)?;
     }
     assemble(&out)
 }
@@ -101,6 +100,60 @@ fn wasm_opt(manifest: &Manifest, wasm: &Path) -> Result<(), String> {
         file_size(wasm)?
     );
     Ok(())
+}
+
+/// Rewrites `wasm` without its `name` section, which only names functions for debuggers (a
+/// fifth of the module). Done after wasm-bindgen rather than by rustc's `strip = "symbols"`,
+/// which also drops the `target_features` section: without it wasm-bindgen cannot see that
+/// the module returns multiple values, and every call's glue goes through a return area.
+fn drop_name_section(wasm: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
+    let kept =
+        without_custom_section(&bytes, "name").map_err(|e| format!("{}: {e}", wasm.display()))?;
+    std::fs::write(wasm, &kept).map_err(|e| format!("{}: {e}", wasm.display()))?;
+    println!(
+        "build: name section dropped: {} -> {} bytes",
+        bytes.len(),
+        kept.len()
+    );
+    Ok(())
+}
+
+/// The names of the module's custom sections, in order.
+pub fn custom_sections(module: &[u8]) -> Result<Vec<String>, String> {
+    use wasmparser::{Parser, Payload};
+    let mut names = Vec::new();
+    for payload in Parser::new(0).parse_all(module) {
+        if let Payload::CustomSection(c) = payload.map_err(|e| e.to_string())? {
+            names.push(c.name().to_string());
+        }
+    }
+    Ok(names)
+}
+
+/// The module's bytes without the custom sections called `name`; every other byte is kept
+/// as it was, in order.
+fn without_custom_section(module: &[u8], name: &str) -> Result<Vec<u8>, String> {
+    use wasmparser::{Parser, Payload};
+    let mut kept = Vec::with_capacity(module.len());
+    let mut section_start = 0;
+    for payload in Parser::new(0).parse_all(module) {
+        let payload = payload.map_err(|e| e.to_string())?;
+        if let Payload::Version { range, .. } = &payload {
+            kept.extend_from_slice(&module[range.clone()]);
+            section_start = range.end;
+            continue;
+        }
+        let Some((_, range)) = payload.as_section() else {
+            continue;
+        };
+        let dropped = matches!(&payload, Payload::CustomSection(c) if c.name() == name);
+        if !dropped {
+            kept.extend_from_slice(&module[section_start..range.end]);
+        }
+        section_start = range.end;
+    }
+    Ok(kept)
 }
 
 /// wasm-opt of the npm package `binaryen` at `version` (Debian's is too old for the module's
@@ -192,5 +245,40 @@ mod tests {
         let files = package["files"].as_array().unwrap();
         assert!(files.iter().any(|f| f == "tandem_bg.wasm"));
         assert!(!files.iter().any(|f| f == "tandem.d.ts"));
+    }
+
+    /// A custom section: id 0, its size, then its name and data.
+    fn custom(name: &str, data: &[u8]) -> Vec<u8> {
+        let mut body = vec![name.len() as u8];
+        body.extend_from_slice(name.as_bytes());
+        body.extend_from_slice(data);
+        let mut section = vec![0, body.len() as u8];
+        section.extend(body);
+        section
+    }
+
+    #[test]
+    fn only_the_name_section_is_dropped() {
+        let header = b"\0asm\x01\0\0\0".to_vec();
+        let types = vec![1, 1, 0]; // a type section with no types
+        let features = custom(
+            "target_features",
+            &[&[1, b'+', 10], &b"multivalue"[..]].concat(),
+        );
+        let names = custom("name", &[0, 2, 1, b'f']);
+        let module = [
+            header.clone(),
+            types.clone(),
+            names.clone(),
+            features.clone(),
+        ]
+        .concat();
+        let kept = without_custom_section(&module, "name").unwrap();
+        assert_eq!(kept, [header, types, features].concat());
+        assert_eq!(
+            custom_sections(&module).unwrap(),
+            ["name", "target_features"]
+        );
+        assert!(without_custom_section(b"not wasm", "name").is_err());
     }
 }
