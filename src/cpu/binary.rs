@@ -4,6 +4,8 @@
 
 use crate::cpu::cast::cast_strided;
 use crate::cpu::elementwise::{Strided, map2};
+use crate::cpu::lanes;
+use crate::cpu::simd::F32x4;
 use crate::dtype::DType;
 use crate::primitive::BinaryOp;
 
@@ -32,6 +34,22 @@ pub fn binary(
 
 fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
     use BinaryOp::*;
+    if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b)) {
+        let n = crate::shape::numel(shape);
+        // min and max propagate NaN, as the scalar forms below do.
+        let values = match op {
+            Add => Some(lanes::binary(n, x, y, |a, b| a + b)),
+            Subtract => Some(lanes::binary(n, x, y, |a, b| a - b)),
+            Multiply => Some(lanes::binary(n, x, y, |a, b| a * b)),
+            Divide => Some(lanes::binary(n, x, y, |a, b| a / b)),
+            Maximum => Some(lanes::binary(n, x, y, F32x4::max)),
+            Minimum => Some(lanes::binary(n, x, y, F32x4::min)),
+            _ => None,
+        };
+        if let Some(values) = values {
+            return bytemuck::cast_vec(values);
+        }
+    }
     let value = |f: fn(f32, f32) -> f32| words(map2(shape, a, b, f));
     let test = |f: fn(f32, f32) -> bool| map2(shape, a, b, move |x, y| u32::from(f(x, y)));
     match op {

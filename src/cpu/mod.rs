@@ -5,12 +5,17 @@ pub mod binary;
 pub mod cast;
 pub mod elementwise;
 pub mod fill;
+pub mod lanes;
+pub mod math;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
 pub mod select;
+pub mod simd;
 pub mod unary;
+
+use std::borrow::Cow;
 
 use crate::array::Array;
 use crate::dtype::promote;
@@ -67,7 +72,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::View(_) => contiguous(&inputs[0], &host[0]),
         Primitive::Reduce(op, axes) => {
             let input = &inputs[0];
-            let words = contiguous(input, &host[0])?;
+            let words = row_major(input, &host[0])?;
             let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
             Ok(reduce::reduce_rows(
                 op,
@@ -79,7 +84,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         }
         Primitive::RowNorm(op, axes) => {
             let input = &inputs[0];
-            let words = contiguous(input, &host[0])?;
+            let words = row_major(input, &host[0])?;
             let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
             let rows = crate::shape::numel(&input.shape()[..input.ndim() - axes]);
             let x = bytemuck::cast_slice(&words);
@@ -139,6 +144,20 @@ pub fn contiguous(input: &Array, host: &HostInput) -> Result<Vec<u32>> {
     unary::unary(UnaryOp::Cast, input.dtype(), input.shape(), x)
 }
 
+/// An input's elements, row-major, in its own dtype: its storage itself when that is already
+/// row-major, else a copy.
+pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32]>> {
+    let n = input.size();
+    if n == 0 {
+        return Ok(Cow::Borrowed(&[]));
+    }
+    if host.layout.is_contiguous(input.shape()) {
+        let offset = host.layout.offset;
+        return Ok(Cow::Borrowed(&host.words[offset..offset + n]));
+    }
+    contiguous(input, host).map(Cow::Owned)
+}
+
 /// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
 /// matrices are dense (or one matrix is broadcast), and copied otherwise.
 fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
@@ -188,7 +207,7 @@ fn concatenate(
     let mut start = 0;
     for (x, h) in inputs.iter().zip(host) {
         let words =
-            crate::dtype::convert::cast(&contiguous(x, h)?, x.dtype(), node.dtype()).into_owned();
+            crate::dtype::convert::cast(&row_major(x, h)?, x.dtype(), node.dtype()).into_owned();
         let chunk = x.shape()[axis] * inner;
         for o in 0..outer {
             out[o * row + start..o * row + start + chunk]

@@ -1,5 +1,11 @@
-//! Softmax and logsumexp over contiguous float32 rows, fused (see [`RowNorm`]).
+//! Softmax and logsumexp over contiguous float32 rows, fused (see [`RowNorm`]): a pass for the
+//! row's maximum, then one that takes exp(x - max) four lanes at a time and sums it (softmax
+//! stores it too), then for softmax a pass that divides by the sum.
 
+use std::mem::MaybeUninit;
+
+use crate::cpu::math::{self, LaneFn};
+use crate::cpu::simd::{F32x4, LANES};
 use crate::primitive::RowNorm;
 
 /// `op` over `rows` rows of `row_len` elements of `x`; the result's words, row-major. An
@@ -12,32 +18,84 @@ pub fn row_norm(op: RowNorm, x: &[f32], rows: usize, row_len: usize) -> Vec<u32>
         };
         return bytemuck::cast_vec(out);
     }
-    let rows = x.chunks_exact(row_len);
+    let rows_of_x = x.chunks_exact(row_len);
     let out: Vec<f32> = match op {
-        RowNorm::Softmax => rows.flat_map(softmax_row).collect(),
-        RowNorm::LogSumExp => rows.map(logsumexp_row).collect(),
+        RowNorm::Softmax => {
+            let n = rows * row_len;
+            let mut out = Vec::with_capacity(n);
+            let dst = &mut out.spare_capacity_mut()[..n];
+            for (row, to) in rows_of_x.zip(dst.chunks_exact_mut(row_len)) {
+                softmax_row(row, to);
+            }
+            // SAFETY: softmax_row wrote every element of every row.
+            unsafe { out.set_len(n) };
+            out
+        }
+        RowNorm::LogSumExp => rows_of_x.map(logsumexp_row).collect(),
     };
     bytemuck::cast_vec(out)
 }
 
 /// The row's maximum; NaN if any element is NaN.
 fn row_max(row: &[f32]) -> f32 {
-    row.iter().fold(f32::NEG_INFINITY, |m, &v| {
-        if m.is_nan() || v.is_nan() {
-            f32::NAN
-        } else {
-            m.max(v)
-        }
-    })
+    let mut acc = F32x4::splat(f32::NEG_INFINITY);
+    let mut vectors = row.chunks_exact(LANES);
+    for v in &mut vectors {
+        acc = acc.max(F32x4::load(v));
+    }
+    acc = acc.max(F32x4::load_partial(vectors.remainder(), f32::NEG_INFINITY));
+    let [a, b, c, d] = acc.to_array();
+    let two = |x: f32, y: f32| F32x4::splat(x).max(F32x4::splat(y)).to_array()[0];
+    two(two(a, b), two(c, d))
 }
 
-fn softmax_row(row: &[f32]) -> Vec<f32> {
+/// Sums exp(x - m) over the row, blocked like the sum reduction, storing each term through
+/// `store` (given the vector's index in the row).
+fn sum_exp(row: &[f32], m: f32, mut store: impl FnMut(usize, F32x4)) -> f64 {
+    let (exp, shift) = (math::Exp::new(), F32x4::splat(m));
+    let mut total = 0f64;
+    for (b, block) in row.chunks(256).enumerate() {
+        let mut acc = F32x4::splat(0.0);
+        for (k, v) in block.chunks(LANES).enumerate() {
+            // Padding lanes are -inf: e^-inf = 0 adds nothing.
+            let e = exp.apply(F32x4::load_partial(v, f32::NEG_INFINITY) - shift);
+            store(b * 256 + k * LANES, e);
+            acc = acc + e;
+        }
+        total += acc.sum() as f64;
+    }
+    total
+}
+
+fn softmax_row(row: &[f32], out: &mut [MaybeUninit<f32>]) {
     let m = row_max(row);
     if !m.is_finite() {
-        return vec![f32::NAN; row.len()];
+        out.iter_mut().for_each(|o| {
+            o.write(f32::NAN);
+        });
+        return;
     }
-    let total: f32 = row.iter().map(|&v| (v - m).exp()).sum();
-    row.iter().map(|&v| (v - m).exp() / total).collect()
+    let total = sum_exp(row, m, |i, e| {
+        let to = &mut out[i..];
+        if to.len() >= LANES {
+            e.store_uninit(to);
+        } else {
+            for (o, v) in to.iter_mut().zip(e.to_array()) {
+                o.write(v);
+            }
+        }
+    });
+    // SAFETY: sum_exp stored every element of the row above.
+    let out: &mut [f32] = unsafe { &mut *(out as *mut [MaybeUninit<f32>] as *mut [f32]) };
+    let total = F32x4::splat(total as f32);
+    let mut vectors = out.chunks_exact_mut(LANES);
+    for v in &mut vectors {
+        (F32x4::load(v) / total).store(v);
+    }
+    let rest = vectors.into_remainder();
+    for v in rest {
+        *v = (F32x4::splat(*v) / total).to_array()[0];
+    }
 }
 
 fn logsumexp_row(row: &[f32]) -> f32 {
@@ -45,8 +103,8 @@ fn logsumexp_row(row: &[f32]) -> f32 {
     if !m.is_finite() {
         return m;
     }
-    let total: f32 = row.iter().map(|&v| (v - m).exp()).sum();
-    total.ln() + m
+    let total = sum_exp(row, m, |_, _| {});
+    (total.ln() + m as f64) as f32
 }
 
 #[cfg(test)]
@@ -65,6 +123,30 @@ mod tests {
         assert!((total - 1.0).abs() < 1e-6);
         assert!(out[2] > out[1] && out[1] > out[0]);
         assert!(out[3..].iter().all(|v| v.is_nan()), "{out:?}");
+    }
+
+    #[test]
+    fn every_row_length_is_normalized_whole() {
+        for len in 1..300 {
+            let x: Vec<f32> = (0..2 * len).map(|i| (i as f32 * 0.7).cos() * 5.0).collect();
+            let out = floats(row_norm(RowNorm::Softmax, &x, 2, len));
+            for (row, y) in x.chunks(len).zip(out.chunks(len)) {
+                let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+                let total: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+                for (&v, &got) in row.iter().zip(y) {
+                    let want = (v as f64 - m).exp() / total;
+                    // x - max rounds in float32: e^x's error grows with |x - max|.
+                    let bound = (3.0 + (v as f64 - m).abs()) * 1.2e-7 * want;
+                    assert!((got as f64 - want).abs() <= bound, "{len}: {got} {want}");
+                }
+            }
+            let lse = floats(row_norm(RowNorm::LogSumExp, &x, 2, len));
+            let want = x[..len].iter().map(|&v| (v as f64).exp()).sum::<f64>().ln();
+            assert!(
+                (lse[0] as f64 - want).abs() <= 2e-7 * want.abs().max(1.0),
+                "{len}"
+            );
+        }
     }
 
     #[test]

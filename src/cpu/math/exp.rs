@@ -1,0 +1,153 @@
+//! `exp`, `expm1`, `sigmoid` and `tanh`, all from one reduction: x = n ln2 + r with
+//! |r| <= ln2/2, e^r from a degree-6 polynomial, and 2^n built from its exponent bits.
+
+use super::{LaneFn, horner, lane_constants, v, vs};
+use crate::cpu::simd::{F32x4, I32x4};
+
+/// ln 2 split so that n * LN2_HI is exact for |n| < 512.
+const LN2_HI: f32 = 0.6933594;
+const LN2_LO: f32 = -0.00021219444;
+/// (e^r - 1 - r) / r^2 on |r| <= ln2/2, constant term first.
+const Q: [f32; 5] = [0.5, 0.16666578, 0.041666556, 0.008363173, 0.0013926176];
+
+lane_constants! {
+    /// e^x. Overflows to +inf above ln(f32::MAX); results below f32::MIN_POSITIVE are
+    /// subnormal, rounded once; NaN propagates.
+    pub struct Exp {
+        narrow: F32x4 = v(86.0),
+        log2e: F32x4 = v(std::f32::consts::LOG2_E),
+        ln2_hi: F32x4 = v(LN2_HI),
+        ln2_lo: F32x4 = v(LN2_LO),
+        q: [F32x4; 5] = vs(Q),
+        one: F32x4 = v(1.0),
+    }
+}
+
+impl Exp {
+    /// n and r with x = n ln2 + r, |r| <= ln2/2 (n rounded to even on ties).
+    #[inline(always)]
+    fn reduce(&self, x: F32x4) -> (F32x4, F32x4) {
+        let n = (x * self.log2e).round();
+        (n, x - n * self.ln2_hi - n * self.ln2_lo)
+    }
+
+    /// e^r - 1 for |r| <= ln2/2, the polynomial split in pairs (Estrin's scheme) so that its
+    /// terms do not wait on each other.
+    #[inline(always)]
+    fn expm1_reduced(&self, r: F32x4) -> F32x4 {
+        let (r2, q) = (r * r, &self.q);
+        let low = q[0] + q[1] * r;
+        let high = (q[2] + q[3] * r) + q[4] * r2;
+        r + r2 * (low + r2 * high)
+    }
+}
+
+impl LaneFn for Exp {
+    #[inline(always)]
+    fn apply(&self, x: F32x4) -> F32x4 {
+        // Within |x| <= 86, n is in [-125, 125] and p 2^n is normal: adding n to p's exponent
+        // bits scales it exactly. NaN compares false and takes this path too.
+        if x.abs().gt(self.narrow).any() {
+            return exp_wide(self, x);
+        }
+        let (n, r) = self.reduce(x);
+        let p = self.expm1_reduced(r) + self.one;
+        (p.to_bits() + I32x4::from_f32_trunc(n).shl::<23>()).to_f32_bits()
+    }
+}
+
+/// 2^n as a float, for integer n in [-126, 127].
+#[inline(always)]
+fn pow2(n: I32x4) -> F32x4 {
+    (n + I32x4::splat(127)).shl::<23>().to_f32_bits()
+}
+
+/// e^x over the whole range, for vectors with a lane past |x| = 86.
+#[inline(never)]
+fn exp_wide(e: &Exp, x: F32x4) -> F32x4 {
+    // Past these bounds the result is +inf or 0 anyway; clamping keeps n in [-150, 129].
+    let x = x.max(F32x4::splat(-104.0)).min(F32x4::splat(89.0));
+    let (n, r) = e.reduce(x);
+    let p = e.expm1_reduced(r) + e.one;
+    // 2^n in two factors, both normal, so that n = 128 and n < -126 scale exactly and the
+    // last product rounds once.
+    let n = I32x4::from_f32_trunc(n);
+    let half = n.shr::<1>();
+    p * pow2(half) * pow2(n - half)
+}
+
+lane_constants! {
+    /// e^x - 1, accurate near 0 (where it is the reduced polynomial itself).
+    pub struct Expm1 {
+        exp: Exp = Exp::new(),
+        low: F32x4 = v(-18.0),
+        high: F32x4 = v(80.0),
+        zero: F32x4 = v(0.0),
+    }
+}
+
+impl LaneFn for Expm1 {
+    #[inline(always)]
+    fn apply(&self, x: F32x4) -> F32x4 {
+        // Below -18, e^x is under half a float32 spacing of 1.
+        let clamped = x.max(self.low).min(self.high);
+        let (n, r) = self.exp.reduce(clamped);
+        let pm1 = self.exp.expm1_reduced(r);
+        let s = pow2(I32x4::from_f32_trunc(n));
+        // 2^n (e^r - 1) + (2^n - 1); 2^n - 1 is exact for the n that matter (|n| <= 24).
+        let scaled = s * pm1 + (s - self.exp.one);
+        let small = n.eq(self.zero).select(pm1, scaled);
+        // Above 80 the -1 is far below a spacing: e^x itself, which reaches +inf.
+        x.gt(self.high).select(self.exp.apply(x), small)
+    }
+}
+
+lane_constants! {
+    /// 1 / (1 + e^-x), from e^-|x| so that neither side loses precision: the negative side
+    /// is e^x / (1 + e^x), which stays accurate down to subnormal results.
+    pub struct Sigmoid {
+        exp: Exp = Exp::new(),
+        zero: F32x4 = v(0.0),
+    }
+}
+
+impl LaneFn for Sigmoid {
+    #[inline(always)]
+    fn apply(&self, x: F32x4) -> F32x4 {
+        let e = self.exp.apply(-x.abs());
+        let d = self.exp.one + e;
+        x.ge(self.zero).select(self.exp.one / d, e / d)
+    }
+}
+
+/// (tanh(x) - x) / x^3 as a polynomial in x^2 on |x| < 0.625, constant term first.
+const TANH_SMALL: [f32; 6] = [
+    -0.33333334,
+    0.13333304,
+    -0.053959258,
+    0.021768918,
+    -0.008343945,
+    0.0022927448,
+];
+
+lane_constants! {
+    /// tanh(x): an odd polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1) above, signed.
+    pub struct Tanh {
+        exp: Exp = Exp::new(),
+        small: [F32x4; 6] = vs(TANH_SMALL),
+        switch: F32x4 = v(0.625),
+        two: F32x4 = v(2.0),
+        zero: F32x4 = v(0.0),
+    }
+}
+
+impl LaneFn for Tanh {
+    #[inline(always)]
+    fn apply(&self, x: F32x4) -> F32x4 {
+        let (a, x2, one) = (x.abs(), x * x, self.exp.one);
+        let small = x + x * x2 * horner(x2, &self.small);
+        let large = one - self.two / (self.exp.apply(a + a) + one);
+        let signed = x.lt(self.zero).select(-large, large);
+        a.lt(self.switch).select(small, signed)
+    }
+}

@@ -1,0 +1,28 @@
+//! The register tile: MR rows by NR columns of C held in eight vectors while k runs.
+
+use crate::cpu::simd::{F32x4, LANES};
+
+/// Rows of the register tile.
+pub const MR: usize = 4;
+/// Columns of the register tile (two vectors).
+pub const NR: usize = 2 * LANES;
+
+/// Adds a packed A panel (`kc` steps of MR values) times a packed B panel (`kc` steps of NR
+/// values) into the MR x NR tile at `c`, whose rows are `ldc` apart.
+#[inline(always)]
+pub fn tile(a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+    let mut acc = [[F32x4::splat(0.0); 2]; MR];
+    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
+        let (b0, b1) = (F32x4::load(&bp[..LANES]), F32x4::load(&bp[LANES..]));
+        for (row, &coefficient) in acc.iter_mut().zip(ap) {
+            let coefficient = F32x4::splat(coefficient);
+            row[0] = row[0] + coefficient * b0;
+            row[1] = row[1] + coefficient * b1;
+        }
+    }
+    for (r, row) in acc.iter().enumerate() {
+        let to = &mut c[r * ldc..r * ldc + NR];
+        (F32x4::load(&to[..LANES]) + row[0]).store(&mut to[..LANES]);
+        (F32x4::load(&to[LANES..]) + row[1]).store(&mut to[LANES..]);
+    }
+}

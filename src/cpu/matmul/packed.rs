@@ -1,0 +1,81 @@
+//! The blocked loop nest (BLIS's order): B in panels of KC rows by NC columns, A in blocks of
+//! MC rows by KC, each packed once into micro-panels of NR columns (B) or MR rows (A) padded
+//! with zeros, then one register tile per (MR, NR) pair. KC x NR of B (8 KiB) and MR x KC of A
+//! (4 KiB) stay in the first-level cache while a tile runs; MC x KC of A (96 KiB) stays in the
+//! second level while B's panel streams past it.
+
+use super::kernel::{MR, NR, tile};
+
+const KC: usize = 256;
+const MC: usize = 96;
+const NC: usize = 2048;
+
+/// `c += a b` for one (m x k) by (k x n) product, row-major.
+pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    let mut b_panel = vec![0f32; KC * NC.min(n).next_multiple_of(NR)];
+    let mut a_block = vec![0f32; MC.min(m).next_multiple_of(MR) * KC];
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            pack_b(&b[pc * n + jc..], n, kc, nc, &mut b_panel);
+            for ic in (0..m).step_by(MC) {
+                let mc = MC.min(m - ic);
+                pack_a(&a[ic * k + pc..], k, mc, kc, &mut a_block);
+                let c_block = &mut c[ic * n + jc..];
+                tiles(mc, nc, kc, &a_block, &b_panel, c_block, n);
+            }
+        }
+    }
+}
+
+/// Every register tile of an (mc x nc) block of C; tiles that overhang the block run on a
+/// scratch tile whose valid part is added back.
+fn tiles(mc: usize, nc: usize, kc: usize, a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
+    for jr in (0..nc).step_by(NR) {
+        let b_micro = &b[jr * kc..(jr + NR) * kc];
+        for ir in (0..mc).step_by(MR) {
+            let a_micro = &a[ir * kc..(ir + MR) * kc];
+            let (rows, cols) = (MR.min(mc - ir), NR.min(nc - jr));
+            let at = ir * ldc + jr;
+            if rows == MR && cols == NR {
+                tile(a_micro, b_micro, &mut c[at..], ldc);
+            } else {
+                let mut scratch = [0f32; MR * NR];
+                tile(a_micro, b_micro, &mut scratch, NR);
+                for r in 0..rows {
+                    let to = &mut c[at + r * ldc..at + r * ldc + cols];
+                    for (o, s) in to.iter_mut().zip(&scratch[r * NR..]) {
+                        *o += s;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// B's (kc x nc) panel at `b` (rows `ldb` apart) as micro-panels of NR columns, each `kc` rows
+/// of NR values; columns past nc are zeros.
+fn pack_b(b: &[f32], ldb: usize, kc: usize, nc: usize, to: &mut [f32]) {
+    for (jr, panel) in (0..nc).step_by(NR).zip(to.chunks_exact_mut(NR * kc)) {
+        let cols = NR.min(nc - jr);
+        for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
+            let row = &b[p * ldb + jr..p * ldb + jr + cols];
+            dst[..cols].copy_from_slice(row);
+            dst[cols..].fill(0.0);
+        }
+    }
+}
+
+/// A's (mc x kc) block at `a` (rows `lda` apart) as micro-panels of MR rows, each `kc` steps
+/// of MR values (a column of the micro-panel); rows past mc are zeros.
+fn pack_a(a: &[f32], lda: usize, mc: usize, kc: usize, to: &mut [f32]) {
+    for (ir, panel) in (0..mc).step_by(MR).zip(to.chunks_exact_mut(MR * kc)) {
+        let rows = MR.min(mc - ir);
+        for (p, dst) in panel.chunks_exact_mut(MR).enumerate() {
+            for (r, d) in dst.iter_mut().enumerate() {
+                *d = if r < rows { a[(ir + r) * lda + p] } else { 0.0 };
+            }
+        }
+    }
+}
