@@ -23,11 +23,40 @@ struct Node {
     shape: Vec<usize>,
     dtype: DType,
     stream: Stream,
-    primitive: Option<Primitive>,
+    /// Replaced only while the node is lazy, when fusion folds its inputs' ops into it.
+    primitive: RefCell<Option<Primitive>>,
     inputs: RefCell<Vec<Array>>,
+    /// When it was made, in the order of every node of the thread.
+    serial: u64,
     data: RefCell<Option<Data>>,
     /// Where the page made it (a JS stack), kept only while the memory history asks.
     origin: RefCell<Option<Rc<str>>>,
+}
+
+thread_local! {
+    static SERIAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The serial number the next node gets: nodes made after this call have this one or more.
+pub fn next_serial() -> u64 {
+    SERIAL.with(|s| s.get())
+}
+
+fn take_serial() -> u64 {
+    SERIAL.with(|s| s.replace(s.get() + 1))
+}
+
+impl Drop for Node {
+    /// Lets go of the inputs with a loop, not recursion: a lazy chain thousands of nodes long
+    /// would otherwise overflow wasm's small stack when its last handle goes.
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(self.inputs.get_mut());
+        while let Some(input) = pending.pop() {
+            if let Some(mut node) = Rc::into_inner(input.0) {
+                pending.append(node.inputs.get_mut());
+            }
+        }
+    }
 }
 
 /// A handle to a node that does not keep it (or its data) alive.
@@ -126,8 +155,9 @@ impl Array {
             shape,
             dtype,
             stream,
-            primitive,
+            primitive: RefCell::new(primitive),
             inputs: RefCell::new(inputs),
+            serial: take_serial(),
             data: RefCell::new(None),
             origin: RefCell::new(None),
         }))
@@ -176,7 +206,26 @@ impl Array {
 
     /// The node's primitive; `None` for arrays made from data.
     pub fn primitive(&self) -> Option<Primitive> {
-        self.0.primitive.clone()
+        self.0.primitive.borrow().clone()
+    }
+
+    /// The node's place in the order nodes were made (see [`next_serial`]).
+    pub fn serial(&self) -> u64 {
+        self.0.serial
+    }
+
+    /// Handles to this node: arrays, graph edges and anything else that holds it.
+    pub(crate) fn holders(&self) -> usize {
+        Rc::strong_count(&self.0)
+    }
+
+    /// Makes a lazy node compute its value by `primitive` from `inputs` instead (fusion:
+    /// the same values from fewer kernels).
+    pub(crate) fn recompute_as(&self, primitive: Primitive, inputs: Vec<Array>) {
+        debug_assert!(!self.is_evaluated(), "only a lazy node is rewritten");
+        *self.0.primitive.borrow_mut() = Some(primitive);
+        let old = std::mem::replace(&mut *self.0.inputs.borrow_mut(), inputs);
+        drop(old);
     }
 
     /// The node's inputs; empty once it has been evaluated.
@@ -232,4 +281,25 @@ impl Array {
         let data = self.0.data.borrow_mut().take();
         drop(data);
     }
+}
+
+/// Unevaluated nodes behind `outputs`, each after its inputs. The graph is walked with a
+/// stack, never recursion, so chains thousands of nodes deep do not overflow wasm's stack.
+pub fn lazy_order(outputs: &[Array]) -> Vec<Array> {
+    let mut order = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
+    while let Some((node, inputs_done)) = stack.pop() {
+        if inputs_done {
+            order.push(node);
+            continue;
+        }
+        if node.is_evaluated() || !seen.insert(node.id()) {
+            continue;
+        }
+        let inputs = node.inputs();
+        stack.push((node, true));
+        stack.extend(inputs.into_iter().rev().map(|input| (input, false)));
+    }
+    order
 }

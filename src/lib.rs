@@ -20,6 +20,7 @@ pub mod clock;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
+pub mod fuse;
 pub mod gpu;
 pub mod memory;
 pub mod monitor;

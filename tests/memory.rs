@@ -125,10 +125,14 @@ fn a_gpu_evaluation_past_the_limit_flushes_retries_then_fails_cleanly() {
     let runtime = gpu_runtime();
     allocator::set_memory_limit(Some(active() + 8 * MIB));
     // A chain whose intermediates are freed as it goes fits; holding 3 x 4 MiB does not.
+    // Each add broadcasts a row against a vector, so fusion leaves the chain 20 kernels long.
     let x = gpu_array(2 * MIB, 1);
+    let n = x.size() as isize;
+    let row = ops::reshape(&x, &[1, n], Device::Gpu).unwrap();
     let mut y = x.clone();
     for _ in 0..20 {
-        y = ops::binary(BinaryOp::Add, &y, &x, Device::Gpu).unwrap();
+        let sum = ops::binary(BinaryOp::Add, &y, &row, Device::Gpu).unwrap();
+        y = ops::reshape(&sum, &[n], Device::Gpu).unwrap();
     }
     evaluate(&runtime, &[y.clone()]);
     assert!(

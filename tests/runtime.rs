@@ -115,9 +115,12 @@ fn a_batch_longer_than_the_parameter_ring_submits_and_reuses_it() {
     let pipelines_before = runtime.gpu().unwrap().pipelines.len();
     let one = Array::from_f32(&[1.0], &[]).unwrap();
     let mut x = Array::from_f32(&[0.0, 0.5], &[2]).unwrap();
-    // More dispatches than the ring's 1024 parameter blocks, all in one evaluation.
+    // More dispatches than the ring's 1024 parameter blocks, all in one evaluation. Every
+    // intermediate is held, so fusion leaves each add a dispatch of its own.
+    let mut held = Vec::new();
     for _ in 0..2500 {
         x = ops::add(&x, &one, Device::Gpu).unwrap();
+        held.push(x.clone());
     }
     assert_eq!(
         pollster::block_on(runtime.read_f32(&x)).unwrap(),
@@ -189,7 +192,7 @@ fn each_array_crosses_devices_once_and_the_bytes_are_counted() {
     );
 }
 
-/// A chain of small ops in steady state, one operand a scalar as a JS number makes: the second
+/// A chain of small ops in steady state, one operand a scalar as a JS number makes: a later
 /// run creates no buffer (each request, a few bytes included, is served from the cache) and no
 /// pipeline; a dispatch over buffers already bound together reuses their bind group.
 #[test]
@@ -208,6 +211,9 @@ fn a_repeated_chain_creates_no_buffers_or_pipelines() {
         pollster::block_on(runtime.read_f32(&y)).unwrap()
     };
     let first = run();
+    // The second run fuses what the first ran op by op (its programs have turned up twice),
+    // so the third is the steady state.
+    assert_eq!(run(), first);
     let created = gpu_segments_created();
     let pipelines = gpu.pipelines.len();
     let second = run();

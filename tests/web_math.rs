@@ -20,7 +20,12 @@ fn bound(name: &str, f: impl LaneFn, reference: fn(f64) -> f64, max_ulps: f64) {
 fn exp_family_within_bounds() {
     bound("exp", math::Exp::new(), f64::exp, 1.5);
     bound("expm1", math::Expm1::new(), f64::exp_m1, 2.0);
-    bound("sigmoid", math::Sigmoid::new(), |x| 1.0 / (1.0 + (-x).exp()), 3.0);
+    bound(
+        "sigmoid",
+        math::Sigmoid::new(),
+        |x| 1.0 / (1.0 + (-x).exp()),
+        3.0,
+    );
     bound("tanh", math::Tanh::new(), f64::tanh, 2.0);
 }
 

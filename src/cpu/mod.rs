@@ -5,6 +5,7 @@ pub mod binary;
 pub mod cast;
 pub mod elementwise;
 pub mod fill;
+pub mod fused;
 pub mod lanes;
 pub mod math;
 pub mod matmul;
@@ -89,6 +90,13 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             let rows = crate::shape::numel(&input.shape()[..input.ndim() - axes]);
             let x = bytemuck::cast_slice(&words);
             Ok(row_norm::row_norm(op, x, rows, row_len))
+        }
+        Primitive::Fused(expr) => {
+            let operands: Vec<Broadcast> = (0..inputs.len())
+                .map(|k| operand(node, inputs, host, k))
+                .collect();
+            let operands: Vec<Operand> = operands.iter().map(Broadcast::as_operand).collect();
+            fused::fused(&expr, shape, &operands)
         }
         Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),

@@ -12,8 +12,9 @@ use std::cell::RefCell;
 use crate::gpu::params::PARAM_SLOT;
 use crate::memory::allocator::GpuBuffer;
 
-/// The most buffers a kernel binds after the parameter block (`where`: three inputs and out).
-pub const MAX_BUFFERS: usize = 4;
+/// The most buffers a kernel binds after the parameter block: a fused kernel's six inputs and
+/// its output (`gpu::ops::fused::MAX_INPUTS`).
+pub const MAX_BUFFERS: usize = 7;
 
 /// Groups kept before the cache starts over. A group of a buffer that was destroyed is never
 /// asked for again (serials are not reused), so the bound is what frees them.

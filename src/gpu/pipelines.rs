@@ -24,6 +24,8 @@ pub struct KernelKey {
     pub dtypes: [Option<DType>; 4],
     /// Anything else the source is specialized on (operand kinds, a tile shape), packed.
     pub variant: u32,
+    /// A generated program's number (fused kernels: one per distinct source), or 0.
+    pub program: u32,
 }
 
 impl KernelKey {
@@ -33,6 +35,7 @@ impl KernelKey {
             op,
             dtypes: std::array::from_fn(|i| dtypes.get(i).copied()),
             variant: 0,
+            program: 0,
         }
     }
 
@@ -49,6 +52,9 @@ impl fmt::Display for KernelKey {
         }
         for dtype in self.dtypes.iter().flatten() {
             write!(f, ":{}", dtype.name())?;
+        }
+        if self.program != 0 {
+            write!(f, ":p{}", self.program)?;
         }
         if self.variant != 0 {
             write!(f, ":v{}", self.variant)?;

@@ -197,6 +197,8 @@ impl Scheduler {
     /// Runs passes over the graph behind `outputs` until it has run and its work is
     /// submitted, and, with `to_host`, until every output has a host copy.
     async fn drive(&self, outputs: &[Array], to_host: bool) -> Result<()> {
+        // Before anything runs: fusion folds only nodes that nothing else can see.
+        crate::fuse::fuse(outputs, crate::fuse::When::Repeated);
         let mut retried = false;
         loop {
             let (ran, step) = self.pass(outputs, to_host);

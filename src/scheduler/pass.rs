@@ -47,7 +47,7 @@ impl Pass<'_> {
     pub(super) fn run(&mut self, outputs: &[Array], to_host: bool) -> Result<Step> {
         let mut needs = Vec::new();
         let mut blocked = HashSet::new();
-        for node in topological_order(outputs) {
+        for node in crate::array::lazy_order(outputs) {
             let inputs = node.inputs();
             if inputs.iter().any(|i| blocked.contains(&i.id())) {
                 blocked.insert(node.id());
@@ -235,26 +235,6 @@ fn run_on_gpu(
         .collect();
     let buffer = gpu::ops::eval(gpu, batch, node, inputs, &gpu_inputs)?;
     Ok(Storage::from_gpu(buffer, node.size()))
-}
-
-/// Unevaluated nodes behind `outputs`, each after its inputs.
-fn topological_order(outputs: &[Array]) -> Vec<Array> {
-    let mut order = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
-    while let Some((node, inputs_done)) = stack.pop() {
-        if inputs_done {
-            order.push(node);
-            continue;
-        }
-        if node.is_evaluated() || !seen.insert(node.id()) {
-            continue;
-        }
-        let inputs = node.inputs();
-        stack.push((node, true));
-        stack.extend(inputs.into_iter().rev().map(|input| (input, false)));
-    }
-    order
 }
 
 /// The data of an input, which dependency order guarantees has run.

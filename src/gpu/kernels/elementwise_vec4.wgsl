@@ -9,18 +9,10 @@
 // `vec4` v of each operand and applies the op to each lane.
 // Bindings: 0 params (uniform), 1..=n the operands that are not words (read), n + 1 out.
 
-// Each operand's offset is in `vec4`s for a dense operand and in elements for a scalar; an
+// `params` (made with the source, one word per operand): the output's length in `vec4`s, then
+// each operand's offset, in `vec4`s for a dense operand and in elements for a scalar; an
 // operand passed as a word (a one-element array only on the host) has its bits there instead,
 // and no binding.
-struct Vec4Params {
-    // Output length in `vec4`s.
-    len4: u32,
-    offset0: u32,
-    offset1: u32,
-    offset2: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Vec4Params;
 
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {

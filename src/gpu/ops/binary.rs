@@ -28,25 +28,45 @@ pub fn source(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
 
 /// The aliases `Lhs`, `Rhs` and `Out` and `fn op(a_in: Lhs, b_in: Rhs) -> Out`.
 pub fn header(op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
-    if op.compares_mixed_signs(lhs, rhs) {
-        return mixed_sign_header(op, lhs, rhs);
-    }
-    let compute = op.compute_dtype(promoted);
-    let out = op.out_dtype(promoted);
+    let out = if op.compares_mixed_signs(lhs, rhs) {
+        DType::Bool
+    } else {
+        op.out_dtype(promoted)
+    };
     format!(
-        "alias Lhs = {};\nalias Rhs = {};\nalias Out = {};\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}",
+        "alias Lhs = {};\nalias Rhs = {};\nalias Out = {};\n{}",
         wgsl_type(lhs),
         wgsl_type(rhs),
         wgsl_type(out),
-        convert("a_in", lhs, compute),
-        convert("b_in", rhs, compute),
-        expression(op, compute),
+        function("op", op, lhs, rhs, promoted)
+    )
+}
+
+/// `fn {name}(a_in, b_in) -> out` computing `op` (fused kernels call several, by name).
+pub fn function(name: &str, op: BinaryOp, lhs: DType, rhs: DType, promoted: DType) -> String {
+    let (a, b, value, out) = if op.compares_mixed_signs(lhs, rhs) {
+        let (a, b, value) = mixed_sign_parts(op, lhs, rhs);
+        (a, b, value, DType::Bool)
+    } else {
+        let compute = op.compute_dtype(promoted);
+        (
+            convert("a_in", lhs, compute),
+            convert("b_in", rhs, compute),
+            expression(op, compute),
+            op.out_dtype(promoted),
+        )
+    };
+    format!(
+        "fn {name}(a_in: {}, b_in: {}) -> {} {{\n    let a = {a};\n    let b = {b};\n    return {value};\n}}\n",
+        wgsl_type(lhs),
+        wgsl_type(rhs),
+        wgsl_type(out),
     )
 }
 
 /// An int32 compared with a uint32 by value: each becomes the key (is non-negative, bits), and
-/// keys order lexicographically as the values do.
-fn mixed_sign_header(op: BinaryOp, lhs: DType, rhs: DType) -> String {
+/// keys order lexicographically as the values do. Returns both keys and the test.
+fn mixed_sign_parts(op: BinaryOp, lhs: DType, rhs: DType) -> (String, String, String) {
     let key = |expr: &str, dtype: DType| match dtype {
         DType::Int32 => format!("vec2<u32>(select(0u, 1u, {expr} >= 0i), bitcast<u32>({expr}))"),
         _ => format!("vec2<u32>(1u, {expr})"),
@@ -59,14 +79,7 @@ fn mixed_sign_header(op: BinaryOp, lhs: DType, rhs: DType) -> String {
         BinaryOp::Greater => "a.x > b.x || (a.x == b.x && a.y > b.y)",
         _ => "a.x > b.x || (a.x == b.x && a.y >= b.y)",
     };
-    format!(
-        "alias Lhs = {};\nalias Rhs = {};\nalias Out = u32;\nfn op(a_in: Lhs, b_in: Rhs) -> Out {{\n    let a = {};\n    let b = {};\n    return {};\n}}",
-        wgsl_type(lhs),
-        wgsl_type(rhs),
-        key("a_in", lhs),
-        key("b_in", rhs),
-        predicate(test),
-    )
+    (key("a_in", lhs), key("b_in", rhs), predicate(test))
 }
 
 /// `op(a, b)` for operands of the compute dtype, as the output type.

@@ -5,6 +5,7 @@
 pub mod binary;
 pub mod elementwise;
 pub mod fill;
+pub mod fused;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
@@ -47,7 +48,7 @@ impl GpuInput<'_> {
 pub fn takes_words(primitive: &Primitive) -> bool {
     matches!(
         primitive,
-        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where
+        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where | Primitive::Fused(_)
     )
 }
 
@@ -93,6 +94,7 @@ pub fn eval(
             let buffer = copy.as_ref().unwrap_or_else(|| data[0].buffer());
             row_norm::dispatch(gpu, batch, op, buffer, block)
         }
+        Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Random(key, distribution) => {

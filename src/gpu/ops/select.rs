@@ -27,7 +27,20 @@ pub fn source(cond: DType, x: DType, y: DType, out: DType) -> String {
 /// The aliases `Cond`, `X`, `Y` and `Out` and `fn pick(c: Cond, a: X, b: Y) -> Out`.
 pub fn header(cond: DType, x: DType, y: DType, out: DType) -> String {
     format!(
-        "alias Cond = {};\nalias X = {};\nalias Y = {};\nalias Out = {};\nfn pick(c: Cond, a: X, b: Y) -> Out {{\n    return select({}, {}, {} != 0u);\n}}",
+        "alias Cond = {};\nalias X = {};\nalias Y = {};\nalias Out = {};\n{}",
+        wgsl_type(cond),
+        wgsl_type(x),
+        wgsl_type(y),
+        wgsl_type(out),
+        function("pick", cond, x, y, out)
+    )
+}
+
+/// `fn {name}(c, a, b) -> out` choosing `a` where `c` is non-zero (fused kernels call it by
+/// name).
+pub fn function(name: &str, cond: DType, x: DType, y: DType, out: DType) -> String {
+    format!(
+        "fn {name}(c: {}, a: {}, b: {}) -> {} {{\n    return select({}, {}, {} != 0u);\n}}\n",
         wgsl_type(cond),
         wgsl_type(x),
         wgsl_type(y),

@@ -27,6 +27,16 @@ pub fn source(op: UnaryOp, input: DType, out: DType) -> String {
 
 /// The aliases `In` and `Out` and `fn op(x_in: In) -> Out`.
 pub fn header(op: UnaryOp, input: DType, out: DType) -> String {
+    format!(
+        "alias In = {};\nalias Out = {};\n{}",
+        wgsl_type(input),
+        wgsl_type(out),
+        function("op", op, input, out)
+    )
+}
+
+/// `fn {name}(x_in) -> out` computing `op` (fused kernels call several, by name).
+pub fn function(name: &str, op: UnaryOp, input: DType, out: DType) -> String {
     let compute = if op == UnaryOp::LogicalNot {
         DType::Bool
     } else {
@@ -34,7 +44,7 @@ pub fn header(op: UnaryOp, input: DType, out: DType) -> String {
     };
     let result = convert(expression(op, compute), compute, out);
     format!(
-        "alias In = {};\nalias Out = {};\nfn op(x_in: In) -> Out {{\n    let x = {};\n    return {result};\n}}",
+        "fn {name}(x_in: {}) -> {} {{\n    let x = {};\n    return {result};\n}}\n",
         wgsl_type(input),
         wgsl_type(out),
         convert("x_in", input, compute),

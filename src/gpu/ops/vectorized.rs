@@ -105,14 +105,10 @@ pub fn dispatch(
     let accesses: Vec<Access> = operands.iter().map(|o| o.2).collect();
     let threads = len.div_ceil(4).div_ceil(ITEMS as usize);
     let workgroup = workgroup_for(threads);
-    let variant = accesses
-        .iter()
-        .enumerate()
-        .map(|(k, a)| a.code() << (2 * k))
-        .sum::<u32>()
-        | workgroup << 8;
+    let variant = access_number(&accesses) | workgroup << 20;
     let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
-    let mut params = [len.div_ceil(4) as u32, 0, 0, 0];
+    let mut params = vec![0u32; (operands.len() + 1).next_multiple_of(4)];
+    params[0] = len.div_ceil(4) as u32;
     for (k, (buffer, offset, access)) in operands.iter().enumerate() {
         params[k + 1] = match *access {
             Access::Dense => (offset / 4) as u32,
@@ -141,7 +137,8 @@ pub fn dispatch(
 /// output's binding, `element4`, then the kernel.
 pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u32) -> String {
     let mut text = format!(
-        "{header}\n{CONVERT}\n{MATH}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n"
+        "{header}\n{CONVERT}\n{MATH}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
+        params_struct(accesses.len())
     );
     let mut binding = 0;
     for (k, (alias, access)) in op.inputs.iter().zip(accesses).enumerate() {
@@ -182,6 +179,37 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
     text
 }
 
+thread_local! {
+    /// Operand access lists by number: fused kernels read more operands than fit in bits.
+    static ACCESS_LISTS: std::cell::RefCell<rustc_hash::FxHashMap<Vec<u32>, u32>> =
+        std::cell::RefCell::default();
+}
+
+/// A number for the list of accesses, the same for equal lists (below 2^20).
+fn access_number(accesses: &[Access]) -> u32 {
+    let codes: Vec<u32> = accesses.iter().map(|a| a.code()).collect();
+    ACCESS_LISTS.with(|lists| {
+        let mut lists = lists.borrow_mut();
+        let next = lists.len() as u32;
+        *lists.entry(codes).or_insert(next)
+    })
+}
+
+/// `Vec4Params`: the output's length in `vec4`s, then each operand's offset (or word),
+/// padded to whole `vec4`s as uniform blocks are.
+fn params_struct(operands: usize) -> String {
+    let words = (operands + 1).next_multiple_of(4);
+    let mut text = String::from("struct Vec4Params {\n    len4: u32,\n");
+    for k in 0..words - 1 {
+        if k < operands {
+            text += &format!("    offset{k}: u32,\n");
+        } else {
+            text += &format!("    pad{k}: u32,\n");
+        }
+    }
+    text + "}\n@group(0) @binding(0) var<uniform> params: Vec4Params;\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +224,14 @@ mod tests {
         assert_eq!(access(&[2, 3], &[0, 1], 0), None, "a broadcast row");
         assert_eq!(access(&[2, 3], &[1, 2], 0), None, "transposed");
         assert_eq!(access(&[], &[], 3), Some(Access::Scalar));
+    }
+
+    #[test]
+    fn the_params_struct_has_a_word_per_operand_in_whole_vec4s() {
+        let text = params_struct(3);
+        assert!(text.contains("offset2: u32") && !text.contains("pad"));
+        let text = params_struct(5);
+        assert!(text.contains("offset4: u32") && text.contains("pad6: u32"));
     }
 
     #[test]

@@ -3,6 +3,12 @@
 //! (what it accepts, what it returns, what it computes in) live here too, so that both devices
 //! and the op builders agree on them.
 
+mod fused;
+
+pub use fused::{FusedExpr, Step};
+
+use std::rc::Rc;
+
 use crate::dtype::DType;
 use crate::shape::{Layout, broadcast_strides, reshape_view, slice_view, transpose_view};
 
@@ -408,6 +414,9 @@ pub enum Primitive {
     /// A creation op's values; no inputs.
     Fill(Fill),
     View(View),
+    /// A chain of elementwise ops run as one kernel (see [`FusedExpr`]); made by fusion, never
+    /// by an op builder.
+    Fused(Rc<FusedExpr>),
 }
 
 impl Primitive {
@@ -428,6 +437,7 @@ impl Primitive {
             Primitive::View(View::Transpose(_)) => "transpose",
             Primitive::View(View::Broadcast) => "broadcastTo",
             Primitive::View(View::Slice { .. }) => "slice",
+            Primitive::Fused(_) => "fused",
         }
     }
 }

@@ -1,0 +1,226 @@
+//! Fused elementwise nodes on the CPU: the program runs over chunks of the output, each step
+//! through the same kernel as its unfused op (`unary`, `binary`, `select`) on the chunk, so
+//! values match the unfused ops bit for bit while intermediates stay a chunk long (in cache)
+//! instead of whole arrays. An input of one element stays one value through the steps that
+//! read only such values.
+
+use std::borrow::Cow;
+
+use crate::cpu::cast::Operand;
+use crate::cpu::{binary, select, unary};
+use crate::dtype::promote;
+use crate::error::Result;
+use crate::primitive::{FusedExpr, Step};
+use crate::shape::{contiguous_strides, numel};
+
+/// Output elements per chunk: a few values of this length stay in L1.
+const CHUNK: usize = 2048;
+
+/// A step's value over one chunk: one word per element, or one word for all of them.
+struct Value<'a> {
+    words: Cow<'a, [u32]>,
+    splat: bool,
+}
+
+const DENSE: [isize; 1] = [1];
+const SPLAT: [isize; 1] = [0];
+
+impl Value<'_> {
+    fn operand(&self, dtype: crate::dtype::DType) -> Operand<'_> {
+        Operand {
+            words: &self.words,
+            dtype,
+            strides: if self.splat { &SPLAT } else { &DENSE },
+            offset: 0,
+        }
+    }
+}
+
+/// `expr` over `shape`; `inputs` are broadcast over `shape` (their strides are).
+pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Vec<u32>> {
+    let n = numel(shape);
+    let mut out = Vec::with_capacity(n);
+    let last_uses = expr.last_uses();
+    let mut start = 0;
+    while start < n {
+        let len = CHUNK.min(n - start);
+        let value = run_chunk(expr, &last_uses, shape, inputs, start, len)?;
+        if value.splat {
+            out.resize(out.len() + len, value.words[0]);
+        } else {
+            out.extend_from_slice(&value.words);
+        }
+        start += len;
+    }
+    Ok(out)
+}
+
+/// The program's value over elements `start..start + len`.
+fn run_chunk<'a>(
+    expr: &FusedExpr,
+    last_uses: &[usize],
+    shape: &[usize],
+    inputs: &[Operand<'a>],
+    start: usize,
+    len: usize,
+) -> Result<Value<'a>> {
+    let mut values: Vec<Option<Value<'a>>> = Vec::with_capacity(expr.steps.len());
+    for (i, step) in expr.steps.iter().enumerate() {
+        let value = match *step {
+            Step::Input(k) => input_chunk(&inputs[k], shape, start, len),
+            _ => {
+                let get = |a: usize| values[a].as_ref().expect("a step's operands are live");
+                let operands: Vec<&Value> = step.operands().into_iter().map(get).collect();
+                let splat = operands.iter().all(|v| v.splat);
+                let lanes = [if splat { 1 } else { len }];
+                let dtype = |a: usize| expr.dtypes[a];
+                let words = match *step {
+                    Step::Unary(op, a) => {
+                        unary::unary(op, expr.dtypes[i], &lanes, operands[0].operand(dtype(a)))?
+                    }
+                    Step::Binary(op, a, b) => binary::binary(
+                        op,
+                        promote(dtype(a), dtype(b)),
+                        &lanes,
+                        operands[0].operand(dtype(a)),
+                        operands[1].operand(dtype(b)),
+                    ),
+                    Step::Where(c, x, y) => select::select(
+                        expr.dtypes[i],
+                        &lanes,
+                        operands[0].operand(dtype(c)),
+                        operands[1].operand(dtype(x)),
+                        operands[2].operand(dtype(y)),
+                    ),
+                    Step::Input(_) => unreachable!("inputs are matched above"),
+                };
+                Value {
+                    words: Cow::Owned(words),
+                    splat,
+                }
+            }
+        };
+        values.push(Some(value));
+        for a in step.operands() {
+            if last_uses[a] == i {
+                values[a] = None;
+            }
+        }
+    }
+    Ok(values
+        .pop()
+        .flatten()
+        .expect("the last step is the program's value"))
+}
+
+/// Input elements `start..start + len` over `shape`: borrowed when the input is row-major
+/// there, one word when it is one element broadcast, else gathered.
+fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usize) -> Value<'a> {
+    if input.strides.iter().all(|&s| s == 0) {
+        return Value {
+            words: Cow::Borrowed(&input.words[input.offset..input.offset + 1]),
+            splat: true,
+        };
+    }
+    let dense = contiguous_strides(shape);
+    let row_major = shape
+        .iter()
+        .zip(input.strides.iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
+    let words = if row_major {
+        let from = input.offset + start;
+        Cow::Borrowed(&input.words[from..from + len])
+    } else {
+        Cow::Owned(gather(input, shape, start, len))
+    };
+    Value {
+        words,
+        splat: false,
+    }
+}
+
+/// The elements of a strided input at row-major positions `start..start + len`.
+fn gather(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<u32> {
+    let mut index = vec![0usize; shape.len()];
+    let mut rest = start;
+    for d in (0..shape.len()).rev() {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+    }
+    let mut at = input.offset as isize
+        + index
+            .iter()
+            .zip(input.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum::<isize>();
+    let mut out = Vec::with_capacity(len);
+    for _ in 0..len {
+        out.push(input.words[at as usize]);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            at += input.strides[d];
+            if index[d] < shape[d] {
+                break;
+            }
+            at -= input.strides[d] * shape[d] as isize;
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::primitive::{BinaryOp, UnaryOp};
+
+    fn operand<'a>(words: &'a [u32], strides: &'a [isize]) -> Operand<'a> {
+        Operand {
+            words,
+            dtype: DType::Float32,
+            strides,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn a_program_matches_its_ops_run_one_by_one_over_chunks_and_strides() {
+        // exp(x) * y + 2, x transposed (3000 x 2 read from a 2 x 3000 storage), y one element.
+        let shape = [3000, 2];
+        let x: Vec<u32> = (0..6000)
+            .map(|i| ((i as f32) * 0.001 - 3.0).to_bits())
+            .collect();
+        let (y, two) = ([1.5f32.to_bits()], [2f32.to_bits()]);
+        let expr = FusedExpr {
+            steps: vec![
+                Step::Input(0),
+                Step::Unary(UnaryOp::Exp, 0),
+                Step::Input(1),
+                Step::Binary(BinaryOp::Multiply, 1, 2),
+                Step::Input(2),
+                Step::Binary(BinaryOp::Add, 3, 4),
+            ],
+            dtypes: vec![DType::Float32; 6],
+        };
+        let (xs, zero) = ([1isize, 3000], [0isize, 0]);
+        let inputs = [operand(&x, &xs), operand(&y, &zero), operand(&two, &zero)];
+        let got = fused(&expr, &shape, &inputs).unwrap();
+        let e = unary::unary(UnaryOp::Exp, DType::Float32, &shape, operand(&x, &xs)).unwrap();
+        let p = binary::binary(
+            BinaryOp::Multiply,
+            DType::Float32,
+            &shape,
+            operand(&e, &[2, 1]),
+            operand(&y, &zero),
+        );
+        let want = binary::binary(
+            BinaryOp::Add,
+            DType::Float32,
+            &shape,
+            operand(&p, &[2, 1]),
+            operand(&two, &zero),
+        );
+        assert_eq!(got, want);
+    }
+}

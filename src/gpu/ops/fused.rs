@@ -1,0 +1,222 @@
+//! The WGSL of fused elementwise nodes, generated from small templates (this module is the
+//! only place that writes it). A fused node's kernel is the contiguous `vec4` kernel
+//! (`vectorized.rs`) with this header in place of one op's:
+//!
+//! ```wgsl
+//! alias In0 = f32;               // one alias per input, then the output's
+//! alias Out = f32;
+//! fn exp_f32_f32(x_in: f32) -> f32 { ... }    // each distinct op once, from the op's own
+//! fn add_f32_f32_f32(a_in: f32, b_in: f32) -> f32 { ... }   // header code (unary.rs, ...)
+//! fn fused(a0: In0) -> Out {
+//!     let t1 = exp_f32_f32(a0);   // one `let` per step, in the program's order
+//!     let t2 = add_f32_f32_f32(t1, a0);
+//!     return t2;
+//! }
+//! ```
+//!
+//! Each op's function is the one its unfused kernel calls, so a fused node computes every
+//! element with the same expressions. Pipelines are cached by the header's text: two programs
+//! that generate the same source share one.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::array::Array;
+use crate::dtype::{DType, promote};
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::gpu::encoder::CommandBatch;
+use crate::gpu::ops::elementwise::wgsl_type;
+use crate::gpu::ops::vectorized::{self, Access, OpHeader};
+use crate::gpu::ops::{GpuInput, binary, contiguous, select, unary};
+use crate::gpu::pipelines::KernelKey;
+use crate::memory::allocator::GpuBuffer;
+use crate::primitive::{FusedExpr, Step};
+
+/// The most inputs a fused GPU node reads: with its output, within WebGPU's default limit of
+/// 8 storage buffers per shader stage.
+pub const MAX_INPUTS: usize = 6;
+
+/// A generated header and the number that names its pipelines.
+struct Program {
+    id: u32,
+    header: Rc<str>,
+    inputs: Vec<String>,
+}
+
+thread_local! {
+    /// Programs by expression, so that a replayed node costs a lookup, not a source.
+    static BY_EXPR: RefCell<HashMap<FusedExpr, Rc<Program>>> = RefCell::default();
+    /// Program numbers by source text.
+    static BY_SOURCE: RefCell<HashMap<Rc<str>, u32>> = RefCell::default();
+}
+
+/// Records the fused node's kernel and returns its output buffer. Inputs the `vec4` kernel
+/// cannot read in place (strided, or at an offset that is not a whole `vec4`) are copied
+/// row-major first.
+pub fn dispatch(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    expr: &FusedExpr,
+    node: &Array,
+    inputs: &[Array],
+    data: &[GpuInput],
+) -> Result<GpuBuffer> {
+    let shape = node.shape();
+    let mut copies: Vec<Option<GpuBuffer>> = Vec::with_capacity(inputs.len());
+    let mut accesses = Vec::with_capacity(inputs.len());
+    for (x, d) in inputs.iter().zip(data) {
+        let access = match d.word {
+            Some(word) => Some(Access::Word(word)),
+            None => {
+                let strides = d.layout.broadcast(x.shape(), shape);
+                vectorized::access(shape, &strides, d.layout.offset)
+            }
+        };
+        match access {
+            Some(access) => {
+                copies.push(None);
+                accesses.push(access);
+            }
+            None => {
+                copies.push(Some(contiguous(gpu, batch, x, d)?));
+                accesses.push(Access::Dense);
+            }
+        }
+    }
+    let operands: Vec<(Option<&GpuBuffer>, usize, Access)> = data
+        .iter()
+        .zip(&copies)
+        .zip(&accesses)
+        .map(|((d, copy), &access)| match copy {
+            Some(buffer) => (Some(buffer), 0, access),
+            None => (d.buffer, d.layout.offset, access),
+        })
+        .collect();
+    let program = program(expr);
+    let key = KernelKey {
+        program: program.id,
+        ..KernelKey::new("fused", "", &[])
+    };
+    let names: Vec<&str> = program.inputs.iter().map(String::as_str).collect();
+    let op = OpHeader {
+        inputs: &names,
+        function: "fused",
+    };
+    let header = || program.header.to_string();
+    vectorized::dispatch(gpu, batch, key, header, &op, shape, &operands)
+}
+
+/// The program of `expr`, generated on first use.
+fn program(expr: &FusedExpr) -> Rc<Program> {
+    if let Some(program) = BY_EXPR.with(|p| p.borrow().get(expr).cloned()) {
+        return program;
+    }
+    let header: Rc<str> = header(expr).into();
+    let id = BY_SOURCE.with(|s| {
+        let mut s = s.borrow_mut();
+        let next = s.len() as u32 + 1;
+        *s.entry(header.clone()).or_insert(next)
+    });
+    let inputs = expr
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Input(_)))
+        .enumerate()
+        .map(|(k, _)| format!("In{k}"))
+        .collect();
+    let program = Rc::new(Program { id, header, inputs });
+    BY_EXPR.with(|p| p.borrow_mut().insert(expr.clone(), program.clone()));
+    program
+}
+
+/// The aliases, each distinct op's function, and `fn fused`.
+pub fn header(expr: &FusedExpr) -> String {
+    let dtype = |i: usize| expr.dtypes[i];
+    let mut aliases = String::new();
+    let mut functions: Vec<(String, String)> = Vec::new();
+    let mut params = Vec::new();
+    let mut body = String::new();
+    for (i, step) in expr.steps.iter().enumerate() {
+        let (name, args) = match *step {
+            Step::Input(k) => {
+                aliases += &format!("alias In{k} = {};\n", wgsl_type(dtype(i)));
+                params.push(format!("a{k}: In{k}"));
+                body += &format!("    let t{i} = a{k};\n");
+                continue;
+            }
+            Step::Unary(op, a) => {
+                let name = format!("{}_{}", op.name(), suffix(&[dtype(a), dtype(i)]));
+                let text = || unary::function(&name, op, dtype(a), dtype(i));
+                (define(&mut functions, name.clone(), text), vec![a])
+            }
+            Step::Binary(op, a, b) => {
+                let promoted = promote(dtype(a), dtype(b));
+                let name = format!("{}_{}", op.name(), suffix(&[dtype(a), dtype(b), promoted]));
+                let text = || binary::function(&name, op, dtype(a), dtype(b), promoted);
+                (define(&mut functions, name.clone(), text), vec![a, b])
+            }
+            Step::Where(c, x, y) => {
+                let name = format!(
+                    "where_{}",
+                    suffix(&[dtype(c), dtype(x), dtype(y), dtype(i)])
+                );
+                let text = || select::function(&name, dtype(c), dtype(x), dtype(y), dtype(i));
+                (define(&mut functions, name.clone(), text), vec![c, x, y])
+            }
+        };
+        let args: Vec<String> = args.iter().map(|a| format!("t{a}")).collect();
+        body += &format!("    let t{i} = {name}({});\n", args.join(", "));
+    }
+    let last = expr.steps.len() - 1;
+    aliases += &format!("alias Out = {};\n", wgsl_type(dtype(last)));
+    let functions: String = functions.into_iter().map(|(_, text)| text).collect();
+    format!(
+        "{aliases}{functions}fn fused({}) -> Out {{\n{body}    return t{last};\n}}\n",
+        params.join(", ")
+    )
+}
+
+/// Adds a function once, by name, and returns the name.
+fn define(
+    functions: &mut Vec<(String, String)>,
+    name: String,
+    text: impl FnOnce() -> String,
+) -> String {
+    if !functions.iter().any(|(n, _)| *n == name) {
+        functions.push((name.clone(), text()));
+    }
+    name
+}
+
+fn suffix(dtypes: &[DType]) -> String {
+    let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+    names.join("_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primitive::{BinaryOp, UnaryOp};
+
+    #[test]
+    fn the_header_defines_each_op_once_and_calls_them_in_order() {
+        let expr = FusedExpr {
+            steps: vec![
+                Step::Input(0),
+                Step::Unary(UnaryOp::Exp, 0),
+                Step::Unary(UnaryOp::Exp, 1),
+                Step::Input(1),
+                Step::Binary(BinaryOp::Add, 2, 3),
+            ],
+            dtypes: vec![DType::Float32; 5],
+        };
+        let text = header(&expr);
+        assert_eq!(text.matches("fn exp_float32_float32(").count(), 1);
+        assert!(text.contains("fn fused(a0: In0, a1: In1) -> Out {"));
+        assert!(text.contains("let t2 = exp_float32_float32(t1);"));
+        assert!(text.contains("let t4 = add_float32_float32_float32(t2, t3);"));
+        assert!(text.contains("return t4;"));
+    }
+}

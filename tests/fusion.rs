@@ -1,0 +1,193 @@
+//! Fusion of elementwise chains (`tandem::fuse`): fused programs give the unfused ops' bits on
+//! both devices, never fold a node something else holds, keep memory exact, and handle chains
+//! far longer than any stack.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{Rng, gpu_runtime, random_words, words};
+use tandem::fuse::{When, fuse};
+use tandem::memory::allocator::stats;
+use tandem::memory::stats::Scope;
+use tandem::primitive::{BinaryOp, Primitive, UnaryOp};
+use tandem::{Array, DType, Device, ops};
+
+fn active() -> u64 {
+    stats().active_bytes.get(Scope::All).current
+}
+
+/// A program of most elementwise kinds: unary ops, binary ops with a number operand, a
+/// comparison and `where`, a cast to int32 and back, `clip`, and a transposed input. Every
+/// node it makes is also returned, so that a caller can hold them all.
+fn program(x: &Array, t: &Array, device: Device) -> (Array, Vec<Array>) {
+    let mut made = Vec::new();
+    let mut keep = |a: Array| {
+        made.push(a.clone());
+        a
+    };
+    let half = Array::from_f32(&[0.5], &[]).unwrap();
+    let e = keep(ops::unary(UnaryOp::Exp, x, device).unwrap());
+    let s = keep(ops::binary(BinaryOp::Multiply, &e, &half, device).unwrap());
+    let g = keep(ops::unary(UnaryOp::Gelu, &s, device).unwrap());
+    let tt = keep(ops::transpose(t, None, device).unwrap());
+    let a = keep(ops::add(&g, &tt, device).unwrap());
+    let big = keep(ops::binary(BinaryOp::Greater, &a, &half, device).unwrap());
+    let l = keep(ops::unary(UnaryOp::Log1p, &a, device).unwrap());
+    let w = keep(ops::where_(&big, &l, &a, device).unwrap());
+    let i = keep(ops::astype(&w, DType::Int32, device));
+    let ten = Array::from_slice(&[10i32], &[]).unwrap();
+    let j = keep(ops::binary(BinaryOp::Multiply, &i, &ten, device).unwrap());
+    let f = keep(ops::astype(&j, DType::Float32, device));
+    let lo = Array::from_f32(&[-3.0], &[]).unwrap();
+    let c = keep(ops::clip(&f, Some(&lo), None, device).unwrap());
+    let out = ops::unary(UnaryOp::Tanh, &c, device).unwrap();
+    (out, made)
+}
+
+fn inputs(seed: u64) -> (Array, Array) {
+    let x = Array::from_words(
+        random_words(DType::Float32, 3000, seed),
+        &[1000, 3],
+        DType::Float32,
+    );
+    let t = Array::from_words(
+        random_words(DType::Float32, 3000, seed + 1),
+        &[3, 1000],
+        DType::Float32,
+    );
+    (x.unwrap(), t.unwrap())
+}
+
+#[test]
+fn a_fused_program_gives_the_unfused_bits_on_both_devices() {
+    let runtime = gpu_runtime();
+    for device in [Device::Cpu, Device::Gpu] {
+        let (x, t) = inputs(7);
+        let (held_out, held) = program(&x, &t, device);
+        assert_eq!(
+            fuse(std::slice::from_ref(&held_out), When::Always),
+            0,
+            "held nodes never fold"
+        );
+        let unfused = words(&runtime, &held_out);
+        drop(held);
+        let (out, made) = program(&x, &t, device);
+        drop(made);
+        assert_eq!(
+            fuse(std::slice::from_ref(&out), When::Always),
+            1,
+            "{device:?}"
+        );
+        assert!(matches!(out.primitive(), Some(Primitive::Fused(_))));
+        assert_eq!(words(&runtime, &out), unfused, "{device:?}");
+    }
+}
+
+#[test]
+fn a_held_intermediate_cuts_the_chain_and_keeps_its_value() {
+    let runtime = gpu_runtime();
+    let x = Array::from_f32(&[0.25, -1.0, 3.0, 0.0], &[4]).unwrap();
+    let a = ops::unary(UnaryOp::Exp, &x, Device::Gpu).unwrap();
+    let b = ops::unary(UnaryOp::Neg, &a, Device::Gpu).unwrap();
+    let c = ops::unary(UnaryOp::Sigmoid, &b, Device::Gpu).unwrap();
+    let d = ops::unary(UnaryOp::Tanh, &c, Device::Gpu).unwrap();
+    drop((a, c));
+    // b is held: exp and neg fuse into b, sigmoid and tanh into d.
+    assert_eq!(fuse(std::slice::from_ref(&d), When::Always), 2);
+    let (got_b, got_d) = (words(&runtime, &b), words(&runtime, &d));
+    let b_alone = ops::unary(
+        UnaryOp::Neg,
+        &ops::unary(UnaryOp::Exp, &x, Device::Cpu).unwrap(),
+        Device::Cpu,
+    )
+    .unwrap();
+    let f32s = |w: Vec<u32>| -> Vec<f32> { w.into_iter().map(f32::from_bits).collect() };
+    let want_b = f32s(words(&runtime, &b_alone));
+    let got_b = f32s(got_b);
+    for (g, w) in got_b.iter().zip(&want_b) {
+        assert!((g - w).abs() <= 2e-6 * w.abs(), "{g} vs {w}");
+    }
+    assert_eq!(f32s(got_d).len(), 4);
+}
+
+#[test]
+fn a_stream_change_cuts_the_chain() {
+    let x = Array::from_f32(&[1.0; 8], &[8]).unwrap();
+    let a = ops::unary(UnaryOp::Exp, &x, Device::Cpu).unwrap();
+    let b = ops::unary(UnaryOp::Neg, &a, Device::Cpu).unwrap();
+    let c = ops::unary(UnaryOp::Exp, &b, Device::Gpu).unwrap();
+    let d = ops::unary(UnaryOp::Neg, &c, Device::Gpu).unwrap();
+    drop((a, b, c));
+    assert_eq!(fuse(std::slice::from_ref(&d), When::Always), 2);
+    let inputs = d.inputs();
+    assert_eq!(inputs.len(), 1);
+    assert_eq!(inputs[0].device(), Device::Cpu);
+    assert!(matches!(inputs[0].primitive(), Some(Primitive::Fused(_))));
+}
+
+#[test]
+fn evaluate_fuses_a_gpu_program_from_its_second_time() {
+    let runtime = gpu_runtime();
+    let x = Array::from_f32(&[0.5; 16], &[16]).unwrap();
+    let chain = || {
+        let mut y = x.clone();
+        for _ in 0..3 {
+            y = ops::unary(UnaryOp::Sin, &y, Device::Gpu).unwrap();
+        }
+        y
+    };
+    let (first, second) = (chain(), chain());
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&first))).unwrap();
+    assert_eq!(first.primitive(), Some(Primitive::Unary(UnaryOp::Sin)));
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&second))).unwrap();
+    assert!(matches!(second.primitive(), Some(Primitive::Fused(_))));
+    assert_eq!(words(&runtime, &first), words(&runtime, &second));
+}
+
+#[test]
+fn memory_is_exact_after_fused_chains_on_both_devices() {
+    let runtime = gpu_runtime();
+    pollster::block_on(runtime.synchronize()).unwrap();
+    let before = active();
+    for round in 0..3 {
+        for device in [Device::Cpu, Device::Gpu] {
+            let (x, t) = inputs(round);
+            let (out, made) = program(&x, &t, device);
+            drop(made);
+            fuse(std::slice::from_ref(&out), When::Always);
+            assert_eq!(words(&runtime, &out).len(), 3000);
+        }
+    }
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(active(), before);
+}
+
+#[test]
+fn ten_thousand_ops_fuse_evaluate_and_drop_without_recursion() {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(3);
+    for device in [Device::Cpu, Device::Gpu] {
+        let x = Array::from_f32(&[0.5; 64], &[64]).unwrap();
+        let one = Array::from_f32(&[1.0], &[]).unwrap();
+        let mut y = x.clone();
+        let mut expected = 0.5f32;
+        for _ in 0..10_000 {
+            if rng.next_u32().is_multiple_of(2) {
+                y = ops::add(&y, &one, device).unwrap();
+                expected += 1.0;
+            } else {
+                y = ops::binary(BinaryOp::Subtract, &y, &one, device).unwrap();
+                expected -= 1.0;
+            }
+        }
+        let got = pollster::block_on(runtime.read_f32(&y)).unwrap();
+        assert_eq!(got, vec![expected; 64], "{device:?}");
+        // A lazy chain as long, dropped without being evaluated.
+        let mut z = x.clone();
+        for _ in 0..10_000 {
+            z = ops::unary(UnaryOp::Neg, &z, device).unwrap();
+        }
+        drop(z);
+    }
+}
