@@ -10,6 +10,8 @@ import { derivedOf, derivedValue, loadCatalog, makeChecker, makeInputs } from ".
 const MODULES = {
   "tandem-gpu": "./peers/tandem.js",
   "tandem-cpu": "./peers/tandem.js",
+  "tandem-gpu-compiled": "./peers/tandem.js",
+  "tandem-cpu-compiled": "./peers/tandem.js",
   "tfjs-webgpu": "./peers/tfjs.js",
   "tfjs-wasm": "./peers/tfjs.js",
   "jax-webgpu": "./peers/jax.js",

@@ -657,6 +657,26 @@ export function split<D extends DType>(
  */
 export function tidy<T>(fn: () => T): T;
 
+/**
+ * MLX's `mx.compile`: returns a function that computes what `fn` computes. The first call
+ * with given input shapes, dtypes and streams (and numbers, and default device) traces `fn`
+ * once, fuses its chains of elementwise ops (unary, binary, `where`, `clip`, `astype`) into one
+ * kernel per device and region, and records the graph; later calls with the same kinds of
+ * inputs replay it without calling `fn`. `fn` takes NDArrays and numbers, returns an NDArray
+ * or an array of NDArrays, and must stay lazy: no `evaluate`, reads or random draws inside it.
+ * Arrays it makes while tracing are its own (compile disposes them); arrays it closes over
+ * are held by the compiled function.
+ *
+ * ```ts
+ * const gelu = tn.compile((x: tn.NDArray) =>
+ *   tn.multiply(tn.multiply(x, 0.5), tn.add(tn.erf(tn.multiply(x, Math.SQRT1_2)), 1)));
+ * const y = gelu(x);   // one fused kernel
+ * ```
+ */
+export function compile<A extends (NDArray | number)[], R extends NDArray | NDArray[]>(
+  fn: (...args: A) => R,
+): (...args: A) => R;
+
 /** What {@link profile} recorded. Times are `performance.now()` milliseconds. */
 export interface Profile<T = unknown> {
   value: T;

@@ -89,7 +89,8 @@ export let
   broadcastTo = early("broadcastTo"), cachingAllocatorAlloc = early("cachingAllocatorAlloc"),
   cachingAllocatorDelete = early("cachingAllocatorDelete"), ceil = early("ceil"),
   changeCurrentAllocator = early("changeCurrentAllocator"), clearCache = early("clearCache"),
-  clip = early("clip"), concatenate = early("concatenate"), cos = early("cos"),
+  clip = early("clip"), compile = early("compile"), concatenate = early("concatenate"),
+  cos = early("cos"),
   defaultDevice = early("defaultDevice"), defaultStream = early("defaultStream"),
   dispatchesPerSubmit = early("dispatchesPerSubmit"), divide = early("divide"),
   emptyCache = early("emptyCache"), equal = early("equal"), erf = early("erf"),
@@ -155,4 +156,11 @@ function bind() {
     sqrt, square, squeeze, stack, subtract, sum, synchronize, tan, tanh, tidy, transpose, where,
     zeros
   } = glue);
+  compile = compileWith;
+}
+
+/** `compile(fn)`: a plain function of any arity over the glue's `Compiled` (see index.d.ts). */
+function compileWith(fn) {
+  const compiled = new glue.Compiled(fn);
+  return (...args) => compiled.call(args);
 }

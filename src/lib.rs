@@ -17,6 +17,7 @@
 
 pub mod array;
 pub mod clock;
+pub mod compile;
 pub mod cpu;
 pub mod dtype;
 pub mod error;

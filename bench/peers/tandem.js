@@ -5,8 +5,13 @@
 // made (intermediates as soon as the next op holds them, as split.js does).
 import * as tn from "/pkg/index.js";
 
+// "tandem-gpu-compiled" and "tandem-cpu-compiled" run the multi-op workloads through
+// tn.compile (traced on the first warm-up run), as jax-jit runs them through jit.
+const SINGLE_OPS = new Set(["matmul", "exp", "sum", "sum-axis0", "softmax"]);
+
 export async function setup(runtimeId) {
-  const device = runtimeId === "tandem-cpu" ? "cpu" : "gpu";
+  const device = runtimeId.startsWith("tandem-cpu") ? "cpu" : "gpu";
+  const compiled = runtimeId.endsWith("-compiled");
   const info = await tn.initRuntime();
   return {
     info: {
@@ -17,8 +22,11 @@ export async function setup(runtimeId) {
       defaultDevice: info.defaultDevice ?? null,
       math: info.math ?? null,
     },
-    supports: (w) => supports(device, w),
-    prepare: (w, inputs) => prepare(device, w, inputs),
+    supports: (w) => {
+      if (compiled && SINGLE_OPS.has(w.op)) return "a single op: nothing to compile";
+      return supports(device, w);
+    },
+    prepare: (w, inputs) => prepare(device, w, inputs, compiled ? tn.compile : (f) => f),
   };
 }
 
@@ -56,7 +64,7 @@ async function readAll(arrays) {
   return data;
 }
 
-async function prepare(device, w, inputs) {
+async function prepare(device, w, inputs, compile) {
   const stream = { stream: device };
   const owned = [];
   const load = async (name, dev = device) => {
@@ -79,7 +87,8 @@ async function prepare(device, w, inputs) {
     }
     case "exp-chain": {
       const b = await load("b");
-      return { run: () => readAll([chain(b, w.count, (y) => tn.exp(y, stream))]), dispose };
+      const f = compile((x) => chain(x, w.count, (y) => tn.exp(y, stream)));
+      return { run: () => readAll([f(b)]), dispose };
     }
     case "mlx": {
       const [matmulOn, expOn] = w.placement === "split" ? ["gpu", "cpu"] : [device, device];
@@ -87,12 +96,12 @@ async function prepare(device, w, inputs) {
       // split's CPU exps and GPU matmul both find it where they run.
       const a = await load("a", matmulOn);
       const b = await load("b", matmulOn);
-      const run = () => {
+      const f = compile((a, b) => {
         const x = tn.matmul(a, b, { stream: matmulOn });
         const y = chain(b, w.count, (v) => tn.exp(v, { stream: expOn }));
-        return readAll([x, y]);
-      };
-      return { run, dispose };
+        return [x, y];
+      });
+      return { run: () => readAll(f(a, b)), dispose };
     }
     case "sum": {
       const x = await load("x");
@@ -104,7 +113,8 @@ async function prepare(device, w, inputs) {
     }
     case "add-chain": {
       const s = await load("s");
-      return { run: () => readAll([chain(s, w.count, (y) => tn.add(y, s, stream))]), dispose };
+      const f = compile((x) => chain(x, w.count, (y) => tn.add(y, x, stream)));
+      return { run: () => readAll([f(s)]), dispose };
     }
     case "softmax": {
       const x = await load("x");

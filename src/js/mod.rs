@@ -6,6 +6,7 @@
 //! exactly what the package exports. wasm-bindgen's own `.d.ts` is not generated.
 
 pub mod block;
+pub mod compile;
 pub mod data;
 pub mod error;
 pub mod handles;

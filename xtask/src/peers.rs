@@ -35,7 +35,7 @@ struct Runtime {
     peer: bool,
 }
 
-const RUNTIMES: [Runtime; 7] = [
+const RUNTIMES: [Runtime; 9] = [
     Runtime {
         id: "tandem-gpu",
         kind: Kind::Gpu,
@@ -43,6 +43,17 @@ const RUNTIMES: [Runtime; 7] = [
     },
     Runtime {
         id: "tandem-cpu",
+        kind: Kind::Cpu,
+        peer: false,
+    },
+    // The multi-op workloads through `compile`, beside jax-js's `jit`.
+    Runtime {
+        id: "tandem-gpu-compiled",
+        kind: Kind::Gpu,
+        peer: false,
+    },
+    Runtime {
+        id: "tandem-cpu-compiled",
         kind: Kind::Cpu,
         peer: false,
     },
@@ -840,6 +851,18 @@ impl Ratios {
                     }
                 }
                 _ => {
+                    // jax-jit runs MLX's example on the GPU only.
+                    let jit_id = if id.starts_with("mlx-") {
+                        "mlx-gpu"
+                    } else {
+                        id
+                    };
+                    for runtime in ["tandem-gpu-compiled", "tandem-cpu-compiled"] {
+                        let what = format!("{}: {runtime} / jax-jit", w.title);
+                        if let Some(r) = ratio(median(runtime, id), named("jax-jit", jit_id), id) {
+                            out.extra.push((what, r));
+                        }
+                    }
                     out.gpu.extend(ratio(gpu, best_gpu_peer(id), id));
                     let cpu = median("tandem-cpu", id);
                     out.cpu.extend(ratio(cpu, named("tfjs-wasm", id), id));
