@@ -175,5 +175,8 @@ async fn compiled_calls_leave_no_memory_behind() {
     JsFuture::from(synchronize(JsValue::UNDEFINED).unwrap())
         .await
         .unwrap();
-    assert_eq!(get_active_memory(), before);
+    // Other tests' arrays that the garbage collector finalizes meanwhile may lower it; a
+    // leak of this test's arrays or of a tape's would raise it.
+    let after = get_active_memory();
+    assert!(after <= before, "active bytes {before} -> {after}");
 }
