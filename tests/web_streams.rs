@@ -127,8 +127,12 @@ async fn cpu_work_starts_before_gpu_work_ends() {
     let warm = matmul(&a, &a, gpu()).unwrap();
     to_vec(&warm).await;
     let product = matmul(&a, &a, gpu()).unwrap();
+    // Every intermediate is held, so that fusion leaves the 120 ops to run one by one.
+    let mut held = Vec::new();
     for _ in 0..60 {
-        x = multiply(js_value(&exp(&x, cpu()).unwrap()), js_value(&small), cpu()).unwrap();
+        let e = exp(&x, cpu()).unwrap();
+        x = multiply(js_value(&e), js_value(&small), cpu()).unwrap();
+        held.push((e, x.clone_handle()));
     }
     let outputs = js_sys::Array::of2(&js_value(&product), &js_value(&x));
     let work = Closure::once_into_js(move || evaluate(outputs.iter().collect()).unwrap());
