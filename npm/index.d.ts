@@ -74,14 +74,26 @@ export interface RuntimeInfo {
   limits: Record<string, number>;
   /** WebGPU feature names the device has. */
   features: string[];
-  /** The device ops use when they name no stream, and why. */
-  defaultDevice: { device: DeviceName; reason: string };
-  /** Which `exp` the GPU kernels use: WGSL's built-in where a start-up probe measured it within
+  /** The device ops use when they name no stream, why, and where the choice came from:
+   * `"measured"` at start (a fallback adapter), `"remembered"` from an earlier page load on this
+   * adapter and tandem version, or `"given"` (a hardware adapter's GPU, or `initRuntime`'s
+   * `defaultDevice`). */
+  defaultDevice: { device: DeviceName; reason: string; source: StartupSource };
+  /** Which `exp` the GPU kernels use: WGSL's built-in where a probe measured it within
    * tandem's accuracy promise on this adapter, else tandem's range-reduced one. */
-  math: { exp: "builtin" | "accurate"; reason: string } | null;
-  /** The matmul kernel, chosen by timing each candidate when the adapter is first used. */
-  matmul: { kernel: string; reason: string } | null;
+  math: { exp: "builtin" | "accurate"; reason: string; source: "measured" | "remembered" } | null;
+  /** The matmul kernel, chosen by timing the candidates at the first GPU matmul (on its
+   * shape), or remembered from an earlier page load. Read live: `kernel` is `null` and
+   * `source` `"not yet needed"` until then. `null` without a GPU. */
+  readonly matmul: { kernel: string | null; reason: string; source: StartupSource } | null;
+  /** What each start-up step took, in ms (`device`, `exp probe`, `default device`); 0 for a
+   * remembered step. Choices are kept per adapter and version in IndexedDB, so a later page
+   * load (or worker) of the same origin measures nothing. */
+  startupMs: Record<string, number>;
 }
+
+/** Where a start-up choice came from (see {@link RuntimeInfo}). */
+export type StartupSource = "measured" | "remembered" | "given" | "not yet needed";
 
 /**
  * Loads the WebAssembly module (once) and asks WebGPU for an adapter and a device. Call it

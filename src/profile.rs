@@ -80,6 +80,19 @@ impl Profiler {
         self.active.set(true);
     }
 
+    /// Stops recording for a while (the runtime's own measurements); returns whether it was
+    /// recording, for [`Profiler::resume`].
+    pub fn pause(&self) -> bool {
+        self.active.replace(false)
+    }
+
+    /// Records again if it was recording before [`Profiler::pause`].
+    pub fn resume(&self, was_active: bool) {
+        if was_active {
+            self.active.set(true);
+        }
+    }
+
     /// Whether it is recording.
     pub fn is_active(&self) -> bool {
         self.active.get()

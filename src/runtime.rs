@@ -12,7 +12,9 @@ use crate::memory::allocator;
 use crate::profile::Profiler;
 use crate::scheduler::Scheduler;
 use crate::startup::calibrate::calibrate;
-use crate::startup::matmul_tuning::{MatmulTuning, tune_matmul};
+use crate::startup::matmul_tuning::MatmulTuning;
+use crate::startup::remembered::{self, Choices, Source};
+use crate::startup::settle::{Remember, Startup};
 use crate::storage::HostWords;
 use crate::stream::Device;
 
@@ -30,6 +32,11 @@ pub struct RuntimeOptions {
     pub memory_limit: Option<u64>,
     /// The bound on cached bytes; `Some(0)` disables the cache.
     pub cache_limit: Option<u64>,
+    /// Start-up choices of earlier page loads: (storage key, encoded choices) pairs, from
+    /// which the runtime takes its adapter's (see `startup::remembered`).
+    pub remembered: Vec<(String, String)>,
+    /// Called with the adapter's key and choices whenever the runtime measures one.
+    pub remember: Option<Remember>,
 }
 
 /// What the runtime found, reported to JS by `initRuntime`.
@@ -49,8 +56,13 @@ pub struct RuntimeInfo {
     pub default_device_reason: String,
     /// Which `exp` the GPU kernels use, when there is a GPU.
     pub exp: Option<ExpChoice>,
-    /// Which matmul kernel the GPU uses, when there is a GPU.
+    /// Which matmul kernel the GPU uses, once the first GPU matmul (or an earlier page load)
+    /// chose it.
     pub matmul: Option<MatmulTuning>,
+    /// Where the default device came from.
+    pub default_device_source: Source,
+    /// What each start-up step took, in milliseconds.
+    pub startup_ms: Vec<(&'static str, f64)>,
 }
 
 /// The start-up measurements (the matmul tuning, the device calibration) are the runtime's own
@@ -70,6 +82,7 @@ pub struct Runtime {
     pub profiler: Rc<Profiler>,
     /// The one scheduler every evaluation and read goes through.
     scheduler: Scheduler,
+    startup: Startup,
 }
 
 impl Runtime {
@@ -82,13 +95,47 @@ impl Runtime {
         if let Some(limit) = options.cache_limit {
             allocator::set_cache_limit(limit);
         }
-        match GpuContext::new(options.power_preference).await {
+        let mut clock = crate::clock::now_ms();
+        let mut lap = move || {
+            let now = crate::clock::now_ms();
+            now - std::mem::replace(&mut clock, now)
+        };
+        let known = |adapter: &crate::gpu::AdapterSummary| {
+            let key = remembered::key(adapter);
+            let found = options.remembered.iter().find(|(k, _)| *k == key);
+            found.map_or_else(Choices::default, |(_, text)| Choices::decode(text))
+        };
+        match GpuContext::new(options.power_preference, |a| known(a).builtin_exp).await {
             Ok(gpu) => {
-                let mut runtime = Runtime::with_gpu(gpu);
-                runtime.choose_matmul_kernel().await;
-                match options.default_device {
-                    Some(device) => runtime.set_default_device(device, "initRuntime asked for it"),
-                    None => runtime.choose_default_device().await,
+                let device_ms = lap();
+                let probe_ms = gpu.exp.ms;
+                let choices = known(gpu.adapter());
+                let startup = Startup::new(Some(remembered::key(gpu.adapter())), options.remember);
+                let mut runtime = Runtime::with_gpu(gpu, startup);
+                runtime
+                    .info
+                    .startup_ms
+                    .push(("device", device_ms - probe_ms));
+                runtime.info.startup_ms.push(("exp probe", probe_ms));
+                if let (Some(gpu), Some(kernel)) = (&runtime.gpu, choices.matmul) {
+                    runtime.startup.use_remembered_matmul(gpu, kernel);
+                }
+                match (options.default_device, choices.default_device) {
+                    (Some(device), _) => {
+                        runtime.set_default_device(device, "initRuntime asked for it")
+                    }
+                    (None, Some(device)) if runtime.is_fallback() => {
+                        let why = "the faster device by measurement on an earlier page load on \
+                                   this software (fallback) adapter";
+                        runtime.set_default_device(device, why);
+                        runtime.startup.default_source.set(Source::Remembered);
+                        runtime.startup.default_device.set(Some(device));
+                    }
+                    (None, _) => runtime.choose_default_device().await,
+                }
+                runtime.info.startup_ms.push(("default device", lap()));
+                if let Some(gpu) = &runtime.gpu {
+                    runtime.startup.save(gpu);
                 }
                 forget_start_up_work();
                 Ok(runtime)
@@ -107,7 +154,7 @@ impl Runtime {
         }
     }
 
-    fn with_gpu(gpu: GpuContext) -> Runtime {
+    fn with_gpu(gpu: GpuContext, startup: Startup) -> Runtime {
         let adapter = gpu.adapter().clone();
         let info = RuntimeInfo {
             gpu: true,
@@ -118,9 +165,11 @@ impl Runtime {
             default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
             exp: Some(gpu.exp.clone()),
             matmul: None,
+            default_device_source: Source::Given,
+            startup_ms: Vec::new(),
             adapter: Some(adapter),
         };
-        Runtime::assemble(Some(Rc::new(gpu)), info)
+        Runtime::assemble(Some(Rc::new(gpu)), info, startup)
     }
 
     fn set_default_device(&mut self, device: Device, why: &str) {
@@ -128,11 +177,26 @@ impl Runtime {
         self.info.default_device_reason = why.into();
     }
 
-    /// Times the matmul candidates on this adapter (once per page) and keeps the fastest.
-    async fn choose_matmul_kernel(&mut self) {
-        if let Some(gpu) = self.gpu.clone() {
-            self.info.matmul = Some(tune_matmul(&self.scheduler, &gpu).await);
+    fn is_fallback(&self) -> bool {
+        self.info
+            .adapter
+            .as_ref()
+            .is_some_and(|a| a.is_fallback_adapter)
+    }
+
+    /// Chooses the matmul kernel if `arrays` hold the first GPU matmul (see
+    /// `startup::settle`).
+    async fn settle(&self, arrays: &[Array]) {
+        let Some(gpu) = &self.gpu else { return };
+        if self.startup.matmul().is_some() {
+            return;
         }
+        // The timing is the runtime's own work, not the page's: a profile leaves it out.
+        let profiling = self.profiler.pause();
+        self.startup
+            .settle_matmul(&self.scheduler, gpu, arrays)
+            .await;
+        self.profiler.resume(profiling);
     }
 
     /// On a fallback adapter, makes the device that runs a probe faster the default.
@@ -145,7 +209,9 @@ impl Runtime {
         }
         match calibrate(&self.scheduler).await {
             Ok(calibration) => {
-                self.set_default_device(calibration.faster(), &calibration.reason(&adapter.device))
+                self.set_default_device(calibration.faster(), &calibration.reason(&adapter.device));
+                self.startup.default_source.set(Source::Measured);
+                self.startup.default_device.set(Some(calibration.faster()));
             }
             Err(err) => {
                 self.info.default_device_reason = format!(
@@ -168,17 +234,20 @@ impl Runtime {
             default_device_reason: format!("no GPU: {why}; the gpu device runs on the CPU"),
             exp: None,
             matmul: None,
+            default_device_source: Source::Given,
+            startup_ms: Vec::new(),
         };
-        Runtime::assemble(None, info)
+        Runtime::assemble(None, info, Startup::new(None, None))
     }
 
-    fn assemble(gpu: Option<Rc<GpuContext>>, info: RuntimeInfo) -> Runtime {
+    fn assemble(gpu: Option<Rc<GpuContext>>, info: RuntimeInfo, startup: Startup) -> Runtime {
         let profiler = Rc::new(Profiler::default());
         Runtime {
             scheduler: Scheduler::new(gpu.clone(), profiler.clone()),
             gpu,
             info,
             profiler,
+            startup,
         }
     }
 
@@ -190,6 +259,7 @@ impl Runtime {
     /// Evaluates `arrays` and every unevaluated node they depend on; resolves once their GPU
     /// work has finished. Calls may overlap: see [`crate::scheduler`].
     pub async fn evaluate(&self, arrays: &[Array]) -> Result<()> {
+        self.settle(arrays).await;
         self.scheduler.evaluate(arrays).await
     }
 
@@ -201,11 +271,13 @@ impl Runtime {
     /// Evaluates `arrays` and returns each one's storage words on the host, read back
     /// together.
     pub async fn read_storages(&self, arrays: &[Array]) -> Result<Vec<HostWords>> {
+        self.settle(arrays).await;
         self.scheduler.read(arrays).await
     }
 
     /// Evaluates `array` and returns its elements' words, row-major.
     pub async fn read_words(&self, array: &Array) -> Result<HostWords> {
+        self.settle(std::slice::from_ref(array)).await;
         self.scheduler.read_words(array).await
     }
 
@@ -250,8 +322,12 @@ impl Runtime {
         self.gpu.as_ref().and_then(|gpu| gpu.errors.lost_reason())
     }
 
-    pub fn info(&self) -> &RuntimeInfo {
-        &self.info
+    /// What the runtime found and chose so far (the matmul kernel once chosen).
+    pub fn info(&self) -> RuntimeInfo {
+        let mut info = self.info.clone();
+        info.matmul = self.startup.matmul();
+        info.default_device_source = self.startup.default_source.get();
+        info
     }
 
     /// The device that ops use when they name none.

@@ -106,7 +106,8 @@ fn profiles_time_gpu_dispatches_when_the_adapter_has_timestamps() {
     runtime.profiler.start();
     block_on(runtime.evaluate(std::slice::from_ref(&total))).unwrap();
     let report = block_on(runtime.profiler.finish(Some(gpu))).unwrap();
-    assert_eq!(report.gpu.len(), 1);
+    let kernels: Vec<&Vec<String>> = report.gpu.iter().map(|b| &b.dispatches).collect();
+    assert_eq!(report.gpu.len(), 1, "{kernels:?}");
     let batch = &report.gpu[0];
     assert!(
         batch.dispatches[0].starts_with("matmul"),

@@ -97,6 +97,30 @@ async fn a_compiled_chain_gives_the_plain_bits_and_traces_once_per_kind() {
     }
 }
 
+/// Long fused GPU programs of the ops whose WGSL tests NaN (max, min, comparisons, `where`):
+/// written with short-circuit operators, eight `maximum`s in one kernel lost SwiftShader's
+/// device. Each must give the plain ops' bits.
+#[wasm_bindgen_test]
+async fn long_gpu_programs_of_nan_tests_compile_and_match() {
+    runtime_info().await;
+    let program = |x: &JsValue| -> Result<JsValue, JsValue> {
+        let s = || gpu();
+        let mut y = nd(x);
+        for i in 0..16 {
+            let hi = tandem::js::ops::maximum(js_value(&y), (i as f64 / 100.0).into(), s())?;
+            let lo = tandem::js::ops::minimum(js_value(&hi), 2.0.into(), s())?;
+            let big = tandem::js::ops::not_equal(js_value(&lo), 0.5.into(), s())?;
+            y = tandem::js::ops::where_(js_value(&big), js_value(&lo), js_value(&hi), s())?;
+        }
+        Ok(y.into())
+    };
+    let compiled = Compiled::new(function(move |x| program(&x))).unwrap();
+    let x = input(&[0.1, -0.5, 0.25, f64::NAN, 0.3, -1.0, 3.0, 0.5], &[8]);
+    let got = values(&compiled.call(js_sys::Array::of1(&x)).unwrap()).await;
+    let plain = values(&program(&x).unwrap()).await;
+    assert_eq!(bits(&got), bits(&plain));
+}
+
 #[wasm_bindgen_test]
 async fn ten_thousand_ops_compile_and_run_on_both_devices() {
     runtime_info().await;

@@ -64,8 +64,12 @@ pub struct GpuContext {
 
 impl GpuContext {
     /// Requests an adapter and a device with the adapter's full limits and the features in
-    /// [`REPORTED_FEATURES`] that it has.
-    pub async fn new(power_preference: wgpu::PowerPreference) -> Result<GpuContext> {
+    /// [`REPORTED_FEATURES`] that it has. `known_exp` gives the verdict of the built-in `exp`
+    /// probe for the adapter if an earlier page load measured it; else the probe runs.
+    pub async fn new(
+        power_preference: wgpu::PowerPreference,
+        known_exp: impl FnOnce(&AdapterSummary) -> Option<bool>,
+    ) -> Result<GpuContext> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: backends(),
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -89,7 +93,16 @@ impl GpuContext {
             .await
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         let errors = GpuErrors::new(&device);
-        let exp = ExpChoice::from_probe(probe_builtin_exp(&device, &queue).await);
+        let summary = summarize(&adapter.get_info());
+        let exp = match known_exp(&summary) {
+            Some(builtin) => ExpChoice::remembered(builtin),
+            None => {
+                let start = crate::clock::now_ms();
+                let mut exp = ExpChoice::from_probe(probe_builtin_exp(&device, &queue).await);
+                exp.ms = crate::clock::now_ms() - start;
+                exp
+            }
+        };
         Ok(GpuContext {
             pipelines: PipelineCache::new(exp.builtin),
             exp,
@@ -106,7 +119,7 @@ impl GpuContext {
             device,
             queue,
             bind_groups: BindGroupCache::default(),
-            adapter: summarize(&adapter.get_info()),
+            adapter: summary,
             limits,
             features,
         })

@@ -64,6 +64,12 @@ pub struct ExpChoice {
     pub builtin: bool,
     /// Why, in words, for `RuntimeInfo`.
     pub reason: String,
+    /// What the probe took, in milliseconds.
+    pub ms: f64,
+    /// Whether an earlier page load measured it (no probe ran).
+    pub remembered: bool,
+    /// Whether the verdict is known: measured or remembered, not a probe that failed to run.
+    pub known: bool,
 }
 
 impl ExpChoice {
@@ -73,14 +79,38 @@ impl ExpChoice {
             Ok(probe) => ExpChoice {
                 builtin: probe.passed(),
                 reason: probe.summary(),
+                ms: 0.0,
+                remembered: false,
+                known: true,
             },
             Err(err) => ExpChoice {
                 builtin: false,
+                ms: 0.0,
+                remembered: false,
+                known: false,
                 reason: format!(
                     "math.wgsl's exp_acc: the probe of the built-in did not run ({})",
                     err.message()
                 ),
             },
+        }
+    }
+}
+
+impl ExpChoice {
+    /// The verdict an earlier page load measured on this adapter.
+    pub fn remembered(builtin: bool) -> ExpChoice {
+        let which = if builtin {
+            "the built-in (guarded), which passed"
+        } else {
+            "math.wgsl's exp_acc, since the built-in failed"
+        };
+        ExpChoice {
+            builtin,
+            reason: format!("{which} the probe on an earlier page load on this adapter"),
+            ms: 0.0,
+            remembered: true,
+            known: true,
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod profile;
 pub mod random;
 pub mod runtime;
 pub mod smi;
+pub mod store;
 pub mod stream;
 pub mod tidy;
 pub mod torch;

@@ -16,6 +16,7 @@ use crate::js::error::{JsResult, to_js};
 use crate::js::options::{Options, byte_count};
 use crate::js::set_property as set;
 use crate::runtime::{Runtime, RuntimeInfo, RuntimeOptions};
+use crate::startup::settle::Remember;
 use crate::stream::Device;
 
 thread_local! {
@@ -132,9 +133,14 @@ fn start(options: RuntimeOptions) -> js_sys::Promise {
     }
     let power_preference = options.power_preference;
     let promise = future_to_promise(async move {
+        let options = RuntimeOptions {
+            remembered: crate::js::store::read_all().await,
+            remember: Some(Remember(Rc::new(crate::js::store::write))),
+            ..options
+        };
         match Runtime::new(options).await {
             Ok(runtime) => {
-                let info = info_to_js(runtime.info(), power_preference).await;
+                let info = info_to_js(&runtime.info(), power_preference).await;
                 RUNTIME.with(|r| *r.borrow_mut() = Some(Rc::new(runtime)));
                 INFO.with(|i| *i.borrow_mut() = Some(info.clone()));
                 Ok(info)
@@ -181,6 +187,8 @@ fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
         default_device,
         memory_limit: byte_option(&opts, "memoryLimit")?,
         cache_limit: byte_option(&opts, "cacheLimit")?,
+        remembered: Vec::new(),
+        remember: None,
     })
 }
 
@@ -239,6 +247,11 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
         "reason",
         info.default_device_reason.as_str().into(),
     );
+    set(
+        &default_device,
+        "source",
+        info.default_device_source.name().into(),
+    );
     set(&object, "defaultDevice", default_device.into());
     let math = match &info.exp {
         Some(choice) => {
@@ -250,22 +263,59 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
             };
             set(&math, "exp", exp.into());
             set(&math, "reason", choice.reason.as_str().into());
+            let source = if choice.remembered {
+                "remembered"
+            } else {
+                "measured"
+            };
+            set(&math, "source", source.into());
             math.into()
         }
         None => JsValue::NULL,
     };
     set(&object, "math", math);
-    let matmul = match &info.matmul {
+    if info.gpu {
+        live_property(&object, "matmul", || {
+            with_started(|rt| rt.map_or(JsValue::NULL, |rt| matmul_to_js(&rt.info())))
+        });
+    } else {
+        set(&object, "matmul", JsValue::NULL);
+    }
+    let startup = js_sys::Object::new();
+    for (step, ms) in &info.startup_ms {
+        set(&startup, step, (*ms).into());
+    }
+    set(&object, "startupMs", startup.into());
+    object.into()
+}
+
+/// The matmul kernel and where it came from; `source` is "not yet needed" until the first GPU
+/// matmul.
+fn matmul_to_js(info: &RuntimeInfo) -> JsValue {
+    let matmul = js_sys::Object::new();
+    match &info.matmul {
         Some(tuning) => {
-            let matmul = js_sys::Object::new();
             set(&matmul, "kernel", tuning.kernel.name().into());
             set(&matmul, "reason", tuning.reason.as_str().into());
-            matmul.into()
+            set(&matmul, "source", tuning.source.name().into());
         }
-        None => JsValue::NULL,
-    };
-    set(&object, "matmul", matmul);
-    object.into()
+        None => {
+            set(&matmul, "kernel", JsValue::NULL);
+            let why = "chosen by measurement at the first GPU matmul";
+            set(&matmul, "reason", why.into());
+            set(&matmul, "source", "not yet needed".into());
+        }
+    }
+    matmul.into()
+}
+
+/// An enumerable property of `object` whose value `get` computes on each read.
+fn live_property(object: &js_sys::Object, key: &str, get: impl Fn() -> JsValue + 'static) {
+    let getter = Closure::wrap(Box::new(get) as Box<dyn Fn() -> JsValue>).into_js_value();
+    let descriptor = js_sys::Object::new();
+    set(&descriptor, "get", getter);
+    set(&descriptor, "enumerable", true.into());
+    js_sys::Object::define_property(object, &key.into(), &descriptor);
 }
 
 /// wgpu forwards only the adapter's description; the page's own `GPUAdapterInfo` has vendor,

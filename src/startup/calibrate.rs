@@ -9,7 +9,7 @@ use crate::array::Array;
 use crate::clock::now_ms;
 use crate::error::Result;
 use crate::ops;
-use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
+use crate::primitive::{BinaryOp, ReduceOp};
 use crate::scheduler::Scheduler;
 use crate::stream::Device;
 
@@ -46,7 +46,8 @@ impl Calibration {
 }
 
 const RUNS: usize = 3;
-const PROBE: &str = "a probe of 16 elementwise ops and a sum over 16,384 floats";
+const SIDE: usize = 128;
+const PROBE: &str = "a probe of 24 elementwise ops (fused) and a sum over 16,384 floats";
 
 /// Times the probe on both devices, after a run each that compiles what it needs.
 pub async fn calibrate(scheduler: &Scheduler) -> Result<Calibration> {
@@ -68,18 +69,27 @@ async fn median_time(scheduler: &Scheduler, device: Device) -> Result<f64> {
     Ok(times[RUNS / 2])
 }
 
-/// Random inputs made on the device, eight rounds of a scale, a shift and a `tanh`, and a sum
-/// read back: the shape of a small model step, dominated by per-op cost as such steps are.
+/// Inputs from the host, eight rounds of a scale, a shift and a `relu`-style clamp, and a
+/// sum read back: the shape of a small model step, dominated by per-op cost as such steps
+/// are. Its kernels are cheap to compile (no transcendental, no random-number kernel), since
+/// compiling is a one-off cost the choice should not weigh.
 async fn run_probe(scheduler: &Scheduler, device: Device) -> Result<()> {
     let scale = Array::from_f32(&[1.5], &[])?;
     let shift = Array::from_f32(&[0.1], &[])?;
-    let mut y = ops::random::uniform(&[128, 128], [7, 11], -1.0, 1.0, device)?;
+    let zero = Array::from_f32(&[0.0], &[])?;
+    let values: Vec<f32> = (0..SIDE * SIDE)
+        .map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0)
+        .collect();
+    let mut y = Array::from_f32(&values, &[SIDE, SIDE])?;
     for _ in 0..8 {
         y = ops::binary(BinaryOp::Multiply, &y, &scale, device)?;
         y = ops::binary(BinaryOp::Add, &y, &shift, device)?;
-        y = ops::unary(UnaryOp::Tanh, &y, device)?;
+        y = ops::binary(BinaryOp::Maximum, &y, &zero, device)?;
     }
     let total = ops::reduce(ReduceOp::Sum, &y, None, false, device)?;
+    // Fused from the first run, as a page's repeated step would be after its first: one GPU
+    // pipeline to compile rather than one per op and then the fused one.
+    crate::fuse::fuse(std::slice::from_ref(&total), crate::fuse::When::Always);
     scheduler.read(&[total]).await?;
     Ok(())
 }

@@ -1,6 +1,9 @@
-//! The start-up measurements: what the runtime times once, when it first gets a device, to
-//! choose a matmul kernel and the default device. They evaluate through the scheduler, as any
-//! caller does, and never call back into the runtime that runs them.
+//! The start-up measurements: what the runtime times to choose a matmul kernel (at the first
+//! GPU matmul) and the default device (at start, on a fallback adapter), and what it keeps
+//! of them between page loads. They evaluate through the scheduler, as any caller does, and
+//! never call back into the runtime that runs them.
 
 pub mod calibrate;
 pub mod matmul_tuning;
+pub mod remembered;
+pub mod settle;

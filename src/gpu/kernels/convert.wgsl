@@ -10,7 +10,7 @@ fn f32_to_i32(x: f32) -> i32 {
 }
 
 fn f32_to_u32(x: f32) -> u32 {
-    if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u || x <= 0.0) { return 0u; }
+    if (((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) | (x <= 0.0)) { return 0u; }
     if (x >= 4294967296.0) { return 4294967295u; }
     return u32(x);
 }

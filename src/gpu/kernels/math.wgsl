@@ -5,6 +5,10 @@
 // themselves, to about 1e-6 relative over the whole float32 range (subnormal results may be
 // flushed to zero). NaN and infinity are tested on the bits, since compilers may assume that
 // `x != x` is false.
+//
+// Tests combine with `|` and `&`, never `||` and `&&`: short-circuit operators become branches,
+// and SwiftShader lost its device compiling a fused kernel (gpu/ops/fused.rs) that inlined
+// eight `max_or_nan`s written with `||`. The same holds for the op expressions in gpu/ops/.
 
 const LOG2E: f32 = 1.442695040888963;
 // ln 2 split so that k * LN2_HI is exact for |k| < 2^9.
@@ -28,8 +32,8 @@ var<private> INF_BITS: u32 = 0x7f800000u;
 fn nan_f32() -> f32 { return bitcast<f32>(NAN_BITS); }
 fn inf_f32() -> f32 { return bitcast<f32>(INF_BITS); }
 // max and min that return NaN when either operand is NaN, as NumPy's maximum does.
-fn max_or_nan(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f32(), is_nan(a) || is_nan(b)); }
-fn min_or_nan(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f32(), is_nan(a) || is_nan(b)); }
+fn max_or_nan(a: f32, b: f32) -> f32 { return select(max(a, b), nan_f32(), is_nan(a) | is_nan(b)); }
+fn min_or_nan(a: f32, b: f32) -> f32 { return select(min(a, b), nan_f32(), is_nan(a) | is_nan(b)); }
 fn with_sign_of(v: f32, s: f32) -> f32 {
     return bitcast<f32>((bitcast<u32>(v) & 0x7fffffffu) | (bitcast<u32>(s) & 0x80000000u));
 }
@@ -84,7 +88,7 @@ fn expm1_acc(x: f32) -> f32 {
 }
 
 fn log_acc(x: f32) -> f32 {
-    if (is_nan(x) || x < 0.0) { return nan_f32(); }
+    if (is_nan(x) | (x < 0.0)) { return nan_f32(); }
     if (x == 0.0) { return -inf_f32(); }
     if (is_inf(x)) { return x; }
     // frexp mishandles subnormals on some adapters: scale them into the normal range first.
@@ -106,7 +110,7 @@ fn log_acc(x: f32) -> f32 {
 }
 
 fn log1p_acc(x: f32) -> f32 {
-    if (is_nan(x) || x < -1.0) { return nan_f32(); }
+    if (is_nan(x) | (x < -1.0)) { return nan_f32(); }
     if (x == -1.0) { return -inf_f32(); }
     if (is_inf(x)) { return x; }
     let u = 1.0 + x;
@@ -143,7 +147,7 @@ fn bits_at(p: array<u32, 4>, lo: u32) -> u32 {
     let w = lo / 32u;
     let s = lo % 32u;
     var v = p[w] >> s;
-    if (s != 0u && w < 3u) {
+    if ((s != 0u) & (w < 3u)) {
         v = v | (p[w + 1u] << (32u - s));
     }
     return v;
@@ -219,7 +223,7 @@ fn cos_poly(r: f32) -> f32 {
 }
 
 fn sin_acc(x: f32) -> f32 {
-    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    if (is_nan(x) | is_inf(x)) { return nan_f32(); }
     let t = reduce(abs(x));
     var v: f32;
     switch t.q {
@@ -232,7 +236,7 @@ fn sin_acc(x: f32) -> f32 {
 }
 
 fn cos_acc(x: f32) -> f32 {
-    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    if (is_nan(x) | is_inf(x)) { return nan_f32(); }
     let t = reduce(abs(x));
     switch t.q {
         case 0u: { return cos_poly(t.r); }
@@ -243,7 +247,7 @@ fn cos_acc(x: f32) -> f32 {
 }
 
 fn tan_acc(x: f32) -> f32 {
-    if (is_nan(x) || is_inf(x)) { return nan_f32(); }
+    if (is_nan(x) | is_inf(x)) { return nan_f32(); }
     let t = reduce(abs(x));
     var v = sin_poly(t.r) / cos_poly(t.r);
     if ((t.q & 1u) == 1u) {
@@ -293,17 +297,17 @@ fn gelu_acc(x: f32) -> f32 {
 }
 
 fn pow_acc(x: f32, y: f32) -> f32 {
-    if (y == 0.0 || x == 1.0) { return 1.0; }
-    if (is_nan(x) || is_nan(y)) { return nan_f32(); }
+    if ((y == 0.0) | (x == 1.0)) { return 1.0; }
+    if (is_nan(x) | is_nan(y)) { return nan_f32(); }
     let y_is_int = floor(y) == y;
-    let y_is_odd = y_is_int && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0;
+    let y_is_odd = y_is_int & (abs(y) < 16777216.0) & (fract(y * 0.5) != 0.0);
     if (x == 0.0) {
         let magnitude = select(0.0, inf_f32(), y < 0.0);
         return select(magnitude, with_sign_of(magnitude, x), y_is_odd);
     }
-    if (x < 0.0 && !y_is_int) { return nan_f32(); }
+    if ((x < 0.0) & !y_is_int) { return nan_f32(); }
     let magnitude = exp_acc(y * log_acc(abs(x)));
-    return select(magnitude, -magnitude, x < 0.0 && y_is_odd);
+    return select(magnitude, -magnitude, (x < 0.0) & y_is_odd);
 }
 
 // Integer powers by squaring, wrapping like the CPU kernels; 0 for a negative exponent, as

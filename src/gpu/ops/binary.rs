@@ -74,10 +74,10 @@ fn mixed_sign_parts(op: BinaryOp, lhs: DType, rhs: DType) -> (String, String, St
     let test = match op {
         BinaryOp::Equal => "all(a == b)",
         BinaryOp::NotEqual => "any(a != b)",
-        BinaryOp::Less => "a.x < b.x || (a.x == b.x && a.y < b.y)",
-        BinaryOp::LessEqual => "a.x < b.x || (a.x == b.x && a.y <= b.y)",
-        BinaryOp::Greater => "a.x > b.x || (a.x == b.x && a.y > b.y)",
-        _ => "a.x > b.x || (a.x == b.x && a.y >= b.y)",
+        BinaryOp::Less => "(a.x < b.x) | ((a.x == b.x) & (a.y < b.y))",
+        BinaryOp::LessEqual => "(a.x < b.x) | ((a.x == b.x) & (a.y <= b.y))",
+        BinaryOp::Greater => "(a.x > b.x) | ((a.x == b.x) & (a.y > b.y))",
+        _ => "(a.x > b.x) | ((a.x == b.x) & (a.y >= b.y))",
     };
     (key("a_in", lhs), key("b_in", rhs), predicate(test))
 }
@@ -122,13 +122,13 @@ fn expression(op: BinaryOp, compute: DType) -> String {
 fn float_predicate(op: BinaryOp) -> String {
     let test = match op {
         BinaryOp::Equal => "a == b",
-        BinaryOp::NotEqual => return predicate("is_nan(a) || is_nan(b) || a != b"),
+        BinaryOp::NotEqual => return predicate("is_nan(a) | is_nan(b) | (a != b)"),
         BinaryOp::Less => "a < b",
         BinaryOp::LessEqual => "a <= b",
         BinaryOp::Greater => "a > b",
         _ => "a >= b",
     };
-    predicate(&format!("!(is_nan(a) || is_nan(b)) && {test}"))
+    predicate(&format!("!(is_nan(a) | is_nan(b)) & ({test})"))
 }
 
 fn predicate(test: &str) -> String {
