@@ -35,6 +35,13 @@ struct Node {
 
 thread_local! {
     static SERIAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static GPU_MATMUL_MADE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether any GPU matmul node has been made on this thread: until one is, nothing needs the
+/// matmul kernel chosen, and evaluations need not look for one.
+pub fn gpu_matmul_made() -> bool {
+    GPU_MATMUL_MADE.with(std::cell::Cell::get)
 }
 
 /// The serial number the next node gets: nodes made after this call have this one or more.
@@ -141,6 +148,9 @@ impl Array {
         dtype: DType,
         stream: Stream,
     ) -> Array {
+        if primitive == Primitive::Matmul && stream.device == Device::Gpu {
+            GPU_MATMUL_MADE.with(|made| made.set(true));
+        }
         Array::node(shape, dtype, stream, Some(primitive), inputs)
     }
 

@@ -76,7 +76,7 @@ impl Startup {
     /// Before `arrays` run: if they hold the first GPU matmul, times the candidates on a
     /// product of its shape (clamped) and keeps the choice.
     pub async fn settle_matmul(&self, scheduler: &Scheduler, gpu: &GpuContext, arrays: &[Array]) {
-        if self.matmul.borrow().is_some() {
+        if self.matmul.borrow().is_some() || !crate::array::gpu_matmul_made() {
             return;
         }
         let Some(shape) = first_gpu_matmul(arrays) else {
