@@ -89,6 +89,9 @@ export async function setup() {
     supports: (w) => {
       if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
       if (w.op === "mlx") return w.placement === "gpu" ? true : "GPU-only by hand";
+      // The hand-written kernels read and write whole vec4s and tiles.
+      const sides = [w.n, w.m, w.k].filter((v) => v !== undefined);
+      if (sides.some((v) => v % 4 !== 0)) return "whole vec4s only by hand";
       return SUPPORTED.has(w.op) ? true : "not written by hand";
     },
     prepare: (w, inputs) => prepare(gpu, w, inputs),

@@ -1111,6 +1111,7 @@ mod tests {
             [
                 "exp-1m",
                 "exp-16m",
+                "exp-100003",
                 "sum-16m",
                 "softmax-4096x1024",
                 "softmax-1000x333"
