@@ -253,6 +253,12 @@ impl Array {
         self.0.data.borrow().as_ref().map(|d| d.storage.clone())
     }
 
+    /// Whether it is one element with data only on the host: elementwise GPU kernels take
+    /// such an array as a parameter word instead of a buffer.
+    pub fn is_host_scalar(&self) -> bool {
+        self.size() == 1 && self.storage().is_some_and(|s| s.on_host() && !s.on_gpu())
+    }
+
     /// Whether the node has data.
     pub fn is_evaluated(&self) -> bool {
         self.0.data.borrow().is_some()
@@ -293,9 +299,21 @@ impl Array {
     }
 }
 
-/// Unevaluated nodes behind `outputs`, each after its inputs. The graph is walked with a
-/// stack, never recursion, so chains thousands of nodes deep do not overflow wasm's stack.
-pub fn lazy_order(outputs: &[Array]) -> Vec<Array> {
+/// How [`order_by`] treats a node it reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    /// Leave it out, and what is behind it.
+    Skip,
+    /// Keep it, but not what is behind it.
+    Leaf,
+    /// Keep it after its inputs.
+    Inputs,
+}
+
+/// The nodes behind `outputs` that `visit` keeps, each after its inputs. The graph is walked
+/// with a stack, never recursion, so chains thousands of nodes deep do not overflow wasm's
+/// stack.
+pub fn order_by(outputs: &[Array], visit: impl Fn(&Array) -> Visit) -> Vec<Array> {
     let mut order = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
@@ -304,12 +322,27 @@ pub fn lazy_order(outputs: &[Array]) -> Vec<Array> {
             order.push(node);
             continue;
         }
-        if node.is_evaluated() || !seen.insert(node.id()) {
+        let how = visit(&node);
+        if how == Visit::Skip || !seen.insert(node.id()) {
             continue;
         }
-        let inputs = node.inputs();
+        let inputs = match how {
+            Visit::Inputs => node.inputs(),
+            _ => Vec::new(),
+        };
         stack.push((node, true));
         stack.extend(inputs.into_iter().rev().map(|input| (input, false)));
     }
     order
+}
+
+/// Unevaluated nodes behind `outputs`, each after its inputs.
+pub fn lazy_order(outputs: &[Array]) -> Vec<Array> {
+    order_by(outputs, |node| {
+        if node.is_evaluated() {
+            Visit::Skip
+        } else {
+            Visit::Inputs
+        }
+    })
 }

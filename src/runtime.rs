@@ -188,7 +188,7 @@ impl Runtime {
     /// `startup::settle`).
     async fn settle(&self, arrays: &[Array]) {
         let Some(gpu) = &self.gpu else { return };
-        if self.startup.matmul().is_some() || !crate::array::gpu_matmul_made() {
+        if !self.startup.matmul_pending() {
             return;
         }
         // The timing is the runtime's own work, not the page's: a profile leaves it out.

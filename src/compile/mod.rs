@@ -14,7 +14,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::array::Array;
+use crate::array::{Array, Visit, order_by};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::fuse::{When, fuse};
@@ -144,25 +144,15 @@ impl Tape {
 }
 
 /// The traced graph's nodes, each after its operands, stopping at inputs, evaluated nodes
-/// and data; with a stack, for chains of any length.
+/// and data.
 fn walk(outputs: &[Array], input_of: &HashMap<usize, usize>) -> Vec<Array> {
-    let mut order = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
-    while let Some((node, operands_done)) = stack.pop() {
-        if operands_done {
-            order.push(node);
-            continue;
+    order_by(outputs, |node| {
+        if input_of.contains_key(&node.id()) || node.is_evaluated() {
+            Visit::Leaf
+        } else {
+            Visit::Inputs
         }
-        if !seen.insert(node.id()) {
-            continue;
-        }
-        let leaf = input_of.contains_key(&node.id()) || node.is_evaluated();
-        let operands = if leaf { Vec::new() } else { node.inputs() };
-        stack.push((node, true));
-        stack.extend(operands.into_iter().rev().map(|x| (x, false)));
-    }
-    order
+    })
 }
 
 #[cfg(test)]

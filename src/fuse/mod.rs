@@ -138,7 +138,7 @@ impl Graph {
                         uses[i] += 1;
                         mine.push(Input::Lazy(i));
                     }
-                    None => mine.push(Input::Ready(input.id(), is_word(input))),
+                    None => mine.push(Input::Ready(input.id(), input.is_host_scalar())),
                 }
             }
             fusable.push(is_fusable(node, &node_inputs));
@@ -279,11 +279,6 @@ impl Region {
 enum Key {
     Lazy(usize),
     Ready(usize, bool),
-}
-
-/// Whether a GPU kernel would take `x` as a parameter word: one element, only on the host.
-fn is_word(x: &Array) -> bool {
-    x.size() == 1 && x.storage().is_some_and(|s| s.on_host() && !s.on_gpu())
 }
 
 /// Whether `node` can be a step of a fused program.

@@ -3,8 +3,6 @@
 //! run each step with the same per-element function as the unfused op, so fusing changes
 //! which kernels run, not the values.
 
-use std::fmt::Write;
-
 use super::{BinaryOp, UnaryOp};
 use crate::dtype::DType;
 
@@ -40,14 +38,6 @@ pub struct FusedExpr {
 }
 
 impl FusedExpr {
-    /// The number of ops (steps that are not inputs).
-    pub fn ops(&self) -> usize {
-        self.steps
-            .iter()
-            .filter(|s| !matches!(s, Step::Input(_)))
-            .count()
-    }
-
     /// For each step, the index of the last step that reads it (itself for the result and
     /// for steps nothing reads), so that executors free values early.
     pub fn last_uses(&self) -> Vec<usize> {
@@ -59,35 +49,6 @@ impl FusedExpr {
         }
         last
     }
-
-    /// A short description for profiles: the ops in order, runs of one op counted
-    /// (`exp×500`, `add, multiply`).
-    pub fn describe(&self) -> String {
-        let mut names: Vec<(&str, usize)> = Vec::new();
-        for step in &self.steps {
-            let name = match step {
-                Step::Input(_) => continue,
-                Step::Unary(op, _) => op.name(),
-                Step::Binary(op, ..) => op.name(),
-                Step::Where(..) => "where",
-            };
-            match names.last_mut() {
-                Some((last, count)) if *last == name => *count += 1,
-                _ => names.push((name, 1)),
-            }
-        }
-        let mut text = String::new();
-        for (i, (name, count)) in names.iter().enumerate() {
-            if i > 0 {
-                text.push_str(", ");
-            }
-            text.push_str(name);
-            if *count > 1 {
-                let _ = write!(text, "×{count}");
-            }
-        }
-        text
-    }
 }
 
 #[cfg(test)]
@@ -95,7 +56,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_program_describes_itself_and_its_last_uses() {
+    fn a_program_knows_each_steps_last_use() {
         let expr = FusedExpr {
             steps: vec![
                 Step::Input(0),
@@ -105,8 +66,6 @@ mod tests {
             ],
             dtypes: vec![DType::Float32; 4],
         };
-        assert_eq!(expr.describe(), "exp×2, add");
-        assert_eq!(expr.ops(), 3);
         assert_eq!(expr.last_uses(), vec![3, 2, 3, 3]);
     }
 }

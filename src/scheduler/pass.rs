@@ -205,7 +205,7 @@ fn run_on_gpu(
     // it would make a buffer and a write for every `add(x, 1)`.
     let takes_words = node.primitive().is_some_and(|p| gpu::ops::takes_words(&p));
     let word_of = |x: &Array, d: &Data| {
-        let host = (takes_words && x.size() == 1 && !d.storage.on_gpu())
+        let host = (takes_words && x.is_host_scalar())
             .then(|| d.storage.host_words())
             .flatten()?;
         host.get(d.layout.offset).copied()

@@ -57,6 +57,11 @@ impl Startup {
         }
     }
 
+    /// Whether the matmul kernel is still to choose and some GPU matmul may need it.
+    pub fn matmul_pending(&self) -> bool {
+        self.matmul.borrow().is_none() && crate::array::gpu_matmul_made()
+    }
+
     /// The matmul choice so far.
     pub fn matmul(&self) -> Option<MatmulTuning> {
         self.matmul.borrow().clone()
@@ -76,14 +81,14 @@ impl Startup {
     /// Before `arrays` run: if they hold the first GPU matmul, times the candidates on a
     /// product of its shape (clamped) and keeps the choice.
     pub async fn settle_matmul(&self, scheduler: &Scheduler, gpu: &GpuContext, arrays: &[Array]) {
-        if self.matmul.borrow().is_some() || !crate::array::gpu_matmul_made() {
+        if !self.matmul_pending() {
             return;
         }
         let Some(shape) = first_gpu_matmul(arrays) else {
             return;
         };
         let _turn = self.tuning.lock().await;
-        if self.matmul.borrow().is_some() {
+        if !self.matmul_pending() {
             return;
         }
         let tuning = tune_matmul(scheduler, gpu, shape).await;
