@@ -5,7 +5,7 @@
 
 use wasm_bindgen_test::*;
 
-use tandem::cpu::math::accuracy::{edges, erf64, gelu64, worst_error};
+use tandem::cpu::math::accuracy::{edges, erf64, exp_non_positive_mismatch, gelu64, worst_error};
 use tandem::cpu::math::{self, LaneFn};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -27,6 +27,8 @@ fn exp_family_within_bounds() {
         3.0,
     );
     bound("tanh", math::Tanh::new(), f64::tanh, 2.0);
+    // softmax's e^(x - max): Exp's bits with fewer instructions.
+    assert_eq!(exp_non_positive_mismatch(1021), None);
 }
 
 #[wasm_bindgen_test]

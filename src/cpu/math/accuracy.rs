@@ -58,6 +58,20 @@ pub fn worst_error(f: impl LaneFn, reference: fn(f64) -> f64, stride: u32, edges
     worst
 }
 
+/// The first input x <= 0 (every `stride`th bit pattern from -0 to -inf, and the edges)
+/// where [`ExpNonPositive`](super::ExpNonPositive) differs from [`Exp`](super::Exp): x, its
+/// result and Exp's.
+pub fn exp_non_positive_mismatch(stride: usize) -> Option<(f32, f32, f32)> {
+    let (exp, lean) = (super::Exp::new(), super::ExpNonPositive::new());
+    let patterns = (0x8000_0000u32..=0xff80_0000).step_by(stride);
+    let edges = edges().into_iter().filter(|x| *x <= 0.0);
+    patterns.map(f32::from_bits).chain(edges).find_map(|x| {
+        let v = F32x4::splat(x);
+        let (want, got) = (exp.apply(v).to_array()[0], lean.apply(v).to_array()[0]);
+        (got.to_bits() != want.to_bits()).then_some((x, got, want))
+    })
+}
+
 /// |got - want| in units of the float32 spacing at `want` (subnormal spacing below the
 /// normal range); infinite when NaN-ness or an infinity disagrees.
 pub fn ulps(got: f32, want: f64) -> f64 {
@@ -170,6 +184,11 @@ mod tests {
     fn bound(name: &str, f: impl LaneFn, reference: fn(f64) -> f64, max_ulps: f64) {
         let worst = worst_error(f, reference, 257, &edges());
         assert!(worst.ulps <= max_ulps, "{name}: {worst:?}");
+    }
+
+    #[test]
+    fn exp_of_non_positive_inputs_has_exps_bits() {
+        assert_eq!(exp_non_positive_mismatch(253), None);
     }
 
     #[test]

@@ -9,13 +9,21 @@ const LN2_HI: f32 = 0.6933594;
 const LN2_LO: f32 = -0.00021219444;
 /// (e^r - 1 - r) / r^2 on |r| <= ln2/2, constant term first.
 const Q: [f32; 5] = [0.5, 0.16666578, 0.041666556, 0.008363173, 0.0013926176];
+/// 1.5 * 2^23: floats near it are spaced 1 apart, so adding it rounds to an integer (ties to
+/// even), and the sum's low bits hold that integer.
+const SHIFTER: f32 = 12582912.0;
 
 lane_constants! {
     /// e^x. Overflows to +inf above ln(f32::MAX); results below f32::MIN_POSITIVE are
     /// subnormal, rounded once; NaN propagates.
     pub struct Exp {
-        narrow: F32x4 = v(86.0),
+        low: F32x4 = v(-104.0),
+        high: F32x4 = v(89.0),
         log2e: F32x4 = v(std::f32::consts::LOG2_E),
+        shifter: F32x4 = v(SHIFTER),
+        shifter_bits: I32x4 = I32x4::splat(SHIFTER.to_bits() as i32),
+        shifter_bits_less_254: I32x4 = I32x4::splat(SHIFTER.to_bits() as i32 - 254),
+        bias: I32x4 = I32x4::splat(127),
         ln2_hi: F32x4 = v(LN2_HI),
         ln2_lo: F32x4 = v(LN2_LO),
         q: [F32x4; 5] = vs(Q),
@@ -24,11 +32,21 @@ lane_constants! {
 }
 
 impl Exp {
-    /// n and r with x = n ln2 + r, |r| <= ln2/2 (n rounded to even on ties).
+    /// SHIFTER + n and r, with x = n ln2 + r, |r| <= ln2/2, n rounded to even on ties; for
+    /// |x| < 2^21. One add and one subtract round n, instead of `round` and a float-to-int
+    /// conversion, which V8 expands into several instructions to saturate.
     #[inline(always)]
-    fn reduce(&self, x: F32x4) -> (F32x4, F32x4) {
-        let n = (x * self.log2e).round();
-        (n, x - n * self.ln2_hi - n * self.ln2_lo)
+    fn reduce_shifted(&self, x: F32x4) -> (F32x4, F32x4) {
+        let t = x * self.log2e + self.shifter;
+        let n = t - self.shifter;
+        (t, x - n * self.ln2_hi - n * self.ln2_lo)
+    }
+
+    /// n (as a float and as an integer) and r with x = n ln2 + r, as above.
+    #[inline(always)]
+    fn reduce(&self, x: F32x4) -> (F32x4, I32x4, F32x4) {
+        let (t, r) = self.reduce_shifted(x);
+        (t - self.shifter, t.to_bits() - self.shifter_bits, r)
     }
 
     /// e^r - 1 for |r| <= ln2/2, the polynomial split in pairs (Estrin's scheme) so that its
@@ -40,40 +58,59 @@ impl Exp {
         let high = (q[2] + q[3] * r) + q[4] * r2;
         r + r2 * (low + r2 * high)
     }
+
+    /// 2^n as a float, for integer n in [-126, 127].
+    #[inline(always)]
+    fn pow2(&self, n: I32x4) -> F32x4 {
+        (n + self.bias).shl::<23>().to_f32_bits()
+    }
 }
 
 impl LaneFn for Exp {
     #[inline(always)]
     fn apply(&self, x: F32x4) -> F32x4 {
-        // Within |x| <= 86, n is in [-125, 125] and p 2^n is normal: adding n to p's exponent
-        // bits scales it exactly. NaN compares false and takes this path too.
-        if x.abs().gt(self.narrow).any() {
-            return exp_wide(self, x);
-        }
-        let (n, r) = self.reduce(x);
+        // Past these bounds the result is +inf or 0 anyway; clamping keeps n in [-150, 129].
+        // A NaN lane fails both comparisons, stays NaN and makes the product NaN.
+        let x = x.pmax(self.low).pmin(self.high);
+        let (t, r) = self.reduce_shifted(x);
         let p = self.expm1_reduced(r) + self.one;
-        (p.to_bits() + I32x4::from_f32_trunc(n).shl::<23>()).to_f32_bits()
+        // 2^n as 2^h 2^(n-h), h = floor(n/2), both normal, so that n = 128 and n < -126
+        // scale exactly and the last product rounds once (both are exact for normal
+        // results). From t's bits: a = n + 254, a >> 1 = h + 127 and a - (a >> 1) = n - h + 127
+        // are the two exponent fields.
+        let a = t.to_bits() - self.shifter_bits_less_254;
+        let h = a.shr::<1>();
+        p * h.shl::<23>().to_f32_bits() * (a - h).shl::<23>().to_f32_bits()
     }
 }
 
-/// 2^n as a float, for integer n in [-126, 127].
-#[inline(always)]
-fn pow2(n: I32x4) -> F32x4 {
-    (n + I32x4::splat(127)).shl::<23>().to_f32_bits()
+/// 2^SCALE_LIFT keeps p 2^n normal for n >= -150 in [`ExpNonPositive`].
+const SCALE_LIFT: i32 = 25;
+
+lane_constants! {
+    /// e^x for x <= 0 (and -inf), as in e^(x - max): the same bits as [`Exp`] with fewer
+    /// instructions, since the result cannot overflow. A NaN lane gives an unspecified
+    /// value, not NaN: callers find NaN themselves.
+    pub struct ExpNonPositive {
+        exp: Exp = Exp::new(),
+        lifted_shifter: F32x4 = v(SHIFTER + SCALE_LIFT as f32),
+        drop: F32x4 = v(1.0 / (1u32 << SCALE_LIFT) as f32),
+    }
 }
 
-/// e^x over the whole range, for vectors with a lane past |x| = 86.
-#[inline(never)]
-fn exp_wide(e: &Exp, x: F32x4) -> F32x4 {
-    // Past these bounds the result is +inf or 0 anyway; clamping keeps n in [-150, 129].
-    let x = x.max(F32x4::splat(-104.0)).min(F32x4::splat(89.0));
-    let (n, r) = e.reduce(x);
-    let p = e.expm1_reduced(r) + e.one;
-    // 2^n in two factors, both normal, so that n = 128 and n < -126 scale exactly and the
-    // last product rounds once.
-    let n = I32x4::from_f32_trunc(n);
-    let half = n.shr::<1>();
-    p * pow2(half) * pow2(n - half)
+impl LaneFn for ExpNonPositive {
+    #[inline(always)]
+    fn apply(&self, x: F32x4) -> F32x4 {
+        let e = &self.exp;
+        let x = x.pmax(e.low);
+        // t = SHIFTER + 25 + n exactly: the same n as Exp's reduction.
+        let t = x * e.log2e + self.lifted_shifter;
+        let n = t - self.lifted_shifter;
+        let p = e.expm1_reduced(x - n * e.ln2_hi - n * e.ln2_lo) + e.one;
+        // n + 25 >= -125, so p 2^(n+25) is normal and exact from its exponent bits; the
+        // product with 2^-25 rounds once, as Exp's last product does.
+        (p.to_bits() + t.to_bits().shl::<23>()).to_f32_bits() * self.drop
+    }
 }
 
 lane_constants! {
@@ -91,9 +128,9 @@ impl LaneFn for Expm1 {
     fn apply(&self, x: F32x4) -> F32x4 {
         // Below -18, e^x is under half a float32 spacing of 1.
         let clamped = x.max(self.low).min(self.high);
-        let (n, r) = self.exp.reduce(clamped);
+        let (n, k, r) = self.exp.reduce(clamped);
         let pm1 = self.exp.expm1_reduced(r);
-        let s = pow2(I32x4::from_f32_trunc(n));
+        let s = self.exp.pow2(k);
         // 2^n (e^r - 1) + (2^n - 1); 2^n - 1 is exact for the n that matter (|n| <= 24).
         let scaled = s * pm1 + (s - self.exp.one);
         let small = n.eq(self.zero).select(pm1, scaled);

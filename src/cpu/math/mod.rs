@@ -29,7 +29,7 @@ mod exp;
 mod log;
 
 pub use erf::{Erf, Gelu};
-pub use exp::{Exp, Expm1, Sigmoid, Tanh};
+pub use exp::{Exp, ExpNonPositive, Expm1, Sigmoid, Tanh};
 pub use log::{Log, Log1p};
 
 use crate::cpu::simd::F32x4;

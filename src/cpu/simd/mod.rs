@@ -3,7 +3,8 @@
 //! elsewhere (native tests) the same operations run lane by lane (`portable.rs`) with the same
 //! results, so a kernel's native tests check the arithmetic the browser runs.
 //!
-//! Semantics follow wasm's: `min`/`max` propagate NaN and order -0 below +0; `round` is
+//! Semantics follow wasm's: `min`/`max` propagate NaN and order -0 below +0 (`pmin`/`pmax`
+//! are the one-instruction comparisons that do neither); `round` is
 //! ties-to-even; `I32x4::from_f32_trunc` saturates and maps NaN to 0.
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]

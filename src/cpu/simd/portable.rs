@@ -55,6 +55,16 @@ impl F32x4 {
             }
         }))
     }
+    /// `o < self ? o : self`, wasm's `f32x4.pmin`.
+    #[inline(always)]
+    pub fn pmin(self, o: F32x4) -> F32x4 {
+        F32x4(zip(self.0, o.0, |a, b| if b < a { b } else { a }))
+    }
+    /// `self < o ? o : self`, wasm's `f32x4.pmax`.
+    #[inline(always)]
+    pub fn pmax(self, o: F32x4) -> F32x4 {
+        F32x4(zip(self.0, o.0, |a, b| if a < b { b } else { a }))
+    }
     #[inline(always)]
     pub fn max(self, o: F32x4) -> F32x4 {
         F32x4(zip(self.0, o.0, |a, b| {

@@ -47,6 +47,16 @@ impl F32x4 {
     pub fn max(self, o: F32x4) -> F32x4 {
         F32x4(f32x4_max(self.0, o.0))
     }
+    /// `o < self ? o : self`: one instruction, where `min` takes several for NaN and -0.
+    #[inline(always)]
+    pub fn pmin(self, o: F32x4) -> F32x4 {
+        F32x4(f32x4_pmin(self.0, o.0))
+    }
+    /// `self < o ? o : self`.
+    #[inline(always)]
+    pub fn pmax(self, o: F32x4) -> F32x4 {
+        F32x4(f32x4_pmax(self.0, o.0))
+    }
     #[inline(always)]
     pub fn abs(self) -> F32x4 {
         F32x4(f32x4_abs(self.0))
