@@ -48,17 +48,36 @@ fn expm1_small(r: f32) -> f32 {
 // software adapters.
 fn pow2(n: i32) -> f32 { return bitcast<f32>(u32(n + 127) << 23u); }
 
-// The edge cases branch: lanes nearly always agree on them, so the branches cost little.
+// e^r for |r| <= ln2 / 2: 1 + r + r^2 q(r), q fitted (Chebyshev) to (e^r - 1 - r) / r^2 and
+// split in pairs so that its terms do not wait on each other (the CPU's exp uses the same).
+fn exp_reduced(r: f32) -> f32 {
+    let r2 = r * r;
+    let low = 0.5 + 0.16666578 * r;
+    let high = (0.041666556 + 0.008363173 * r) + 0.0013926176 * r2;
+    return 1.0 + (r + r2 * (low + r2 * high));
+}
+
+// 1.5 * 2^23: an integer-valued float below 2^22 plus this is exact, and its bits are
+// SHIFTER_BITS plus the integer.
+const SHIFTER: f32 = 12582912.0;
+const SHIFTER_BITS: i32 = 0x4B400000;
+
+// e^x = 2^n e^r with x = n ln2 + r. No branches and no float-to-int conversion (WGSL's
+// saturates, which costs a clamp): on SwiftShader, its cost over a plain copy of 2^22 floats
+// came down from 23 ms (with both) to 11.
 fn exp_acc(x: f32) -> f32 {
-    if (is_nan(x)) { return x; }
-    if (x > EXP_MAX) { return inf_f32(); }
-    if (x < EXP_MIN) { return 0.0; }
-    let k = round(x * LOG2E);
-    let r = (x - k * LN2_HI) - k * LN2_LO;
-    // Two factors keep each within pow2's range; the last product rounds once if subnormal.
-    let n = i32(k);
-    let half = n / 2;
-    return (1.0 + expm1_small(r)) * pow2(half) * pow2(n - half);
+    // Past these bounds e^x is +inf or 0 anyway; clamping keeps n in [-150, 129].
+    let c = clamp(x, -104.0, 89.0);
+    let k = round(c * LOG2E);
+    let r = (c - k * LN2_HI) - k * LN2_LO;
+    // 2^n = 2^h 2^(n-h), h = floor(n/2), both normal, so that n = 128 and n < -126 scale
+    // exactly and the last product rounds once if subnormal. a = n + 254, so a >> 1 = h + 127
+    // and a - (a >> 1) = n - h + 127 are the two exponent fields.
+    let a = bitcast<i32>(k + SHIFTER) - (SHIFTER_BITS - 254);
+    let h = a >> 1u;
+    let e = exp_reduced(r) * bitcast<f32>(h << 23u) * bitcast<f32>((a - h) << 23u);
+    // clamp's result for NaN is unspecified.
+    return select(e, x, is_nan(x));
 }
 
 // Whether this adapter's built-in exp passed the accuracy probe (gpu/math_probe.rs). The
