@@ -14,6 +14,7 @@ const MODULES = {
   "tandem-cpu-compiled": "./peers/tandem.js",
   "tfjs-webgpu": "./peers/tfjs.js",
   "tfjs-wasm": "./peers/tfjs.js",
+  "tfjs-wasm-2t": "./peers/tfjs.js",
   "jax-webgpu": "./peers/jax.js",
   "jax-jit": "./peers/jax.js",
   "webgpu-hand": "./peers/hand.js",

@@ -1,5 +1,6 @@
-// TF.js 4.22: "tfjs-webgpu" (the webgpu backend) and "tfjs-wasm" (the wasm backend, its
-// single-threaded SIMD build, so 1 thread). Inputs are tf.tensor from the typed arrays, made
+// TF.js 4.22: "tfjs-webgpu" (the webgpu backend), "tfjs-wasm" (the wasm backend, its
+// single-threaded SIMD build, so 1 thread) and "tfjs-wasm-2t" (its threaded SIMD build on 2
+// threads, this machine's cores; the page is cross-origin isolated, which threads need). Inputs are tf.tensor from the typed arrays, made
 // resident by one op over them before timing; each run builds the ops (chains inside tf.tidy,
 // which disposes the intermediates), awaits data() of every result and disposes them.
 //
@@ -13,18 +14,32 @@ import { packageVersion } from "./workloads.js";
 const WASM_DIST = "/node_modules/@tensorflow/tfjs-backend-wasm/dist/";
 
 export async function setup(runtimeId) {
-  const backend = runtimeId === "tfjs-wasm" ? "wasm" : "webgpu";
+  const backend = runtimeId.startsWith("tfjs-wasm") ? "wasm" : "webgpu";
   let extra = {};
   if (backend === "wasm") {
+    const threads = runtimeId === "tfjs-wasm-2t" ? 2 : 1;
     const wasm = await import("@tensorflow/tfjs-backend-wasm");
     wasm.setWasmPaths(WASM_DIST);
-    tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+    if (threads > 1) {
+      if (!globalThis.crossOriginIsolated) throw new Error("tfjs-wasm-2t needs a cross-origin isolated page");
+      // TF.js caps its pool at half the logical cores (for hyper-threads), so on this
+      // 2-core machine it would run 1 thread: it is told 2 * threads, and gets the 2 threads
+      // the machine has (checked below).
+      const cores = navigator.hardwareConcurrency;
+      Object.defineProperty(Navigator.prototype, "hardwareConcurrency", { get: () => Math.max(cores, 2 * threads) });
+      wasm.setThreadsCount(threads);
+    } else {
+      tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+    }
     if (!(await tf.setBackend("wasm"))) throw new Error("tf.setBackend('wasm') failed");
     await tf.ready();
+    if (wasm.getThreadsCount() !== threads) {
+      throw new Error(`tfjs-wasm runs ${wasm.getThreadsCount()} threads, not ${threads}`);
+    }
     extra = {
       threads: wasm.getThreadsCount(),
       simd: await tf.env().getAsync("WASM_HAS_SIMD_SUPPORT"),
-      multithreadBuild: false,
+      multithreadBuild: await tf.env().getAsync("WASM_HAS_MULTITHREAD_SUPPORT"),
       package: await packageVersion("@tensorflow/tfjs-backend-wasm"),
     };
   } else {

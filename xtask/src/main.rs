@@ -44,7 +44,7 @@ commands:
                     (default: 11 to 31 runs, more while a workload's runs take under 10 s);
                     --only: workload ids or groups (matmul, exp, exp-chain, mlx, sum,
                     add-chain, softmax); --runtimes: tandem-gpu, tandem-cpu, tfjs-webgpu,
-                    tfjs-wasm, jax-webgpu, jax-jit, webgpu-hand (bench/README.md has more)
+                    tfjs-wasm, tfjs-wasm-2t, jax-webgpu, jax-jit, webgpu-hand (bench/README.md has more)
   bench dispatch    build, and profile the 1000 chained adds of bench peers in tandem, TF.js
                     webgpu and hand-written WGSL with Chromium's sampling profiler: time per op
                     by where it runs (wasm, JS glue, browser). Writes target/bench/dispatch.json.

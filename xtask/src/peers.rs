@@ -35,7 +35,7 @@ struct Runtime {
     peer: bool,
 }
 
-const RUNTIMES: [Runtime; 9] = [
+const RUNTIMES: [Runtime; 10] = [
     Runtime {
         id: "tandem-gpu",
         kind: Kind::Gpu,
@@ -64,6 +64,12 @@ const RUNTIMES: [Runtime; 9] = [
     },
     Runtime {
         id: "tfjs-wasm",
+        kind: Kind::Cpu,
+        peer: true,
+    },
+    // Its threaded build on this machine's 2 cores: a peer's best CPU mode.
+    Runtime {
+        id: "tfjs-wasm-2t",
         kind: Kind::Cpu,
         peer: true,
     },
@@ -806,6 +812,36 @@ struct Ratios {
 
 const PEERS_GPU: [&str; 3] = ["tfjs-webgpu", "jax-webgpu", "jax-jit"];
 
+/// MLX's example in each runtime's every placement.
+const MLX_MODES: [&str; 3] = ["mlx-gpu", "mlx-split", "mlx-cpu"];
+
+/// MLX's example: tandem's fastest mode (any stream placement, compiled or not) against the
+/// fastest of every peer's modes, TF.js wasm on 2 threads included.
+fn best_modes(reports: &[Report]) -> Option<(String, Ratio)> {
+    let fastest = |tandem: bool| {
+        reports
+            .iter()
+            .filter(|r| r.runtime.peer != tandem && r.runtime.id != "webgpu-hand")
+            .flat_map(|r| {
+                MLX_MODES
+                    .iter()
+                    .filter_map(move |w| Some((r.runtime.id, *w, r.median(w)?)))
+            })
+            .min_by(|a, b| a.2.total_cmp(&b.2))
+    };
+    let ((tandem, mode, tandem_ms), (peer, peer_mode, peer_ms)) = (fastest(true)?, fastest(false)?);
+    let what =
+        format!("MLX example: tandem's best mode ({tandem} {mode}) / every peer's best mode");
+    let ratio = Ratio {
+        workload: mode.to_string(),
+        ratio: peer_ms / tandem_ms,
+        tandem_ms,
+        peer: format!("{peer} {peer_mode}"),
+        peer_ms,
+    };
+    Some((what, ratio))
+}
+
 impl Ratios {
     fn compute(workloads: &[Workload], reports: &[Report]) -> Ratios {
         let median = |runtime: &str, workload: &str| {
@@ -870,6 +906,7 @@ impl Ratios {
                 }
             }
         }
+        out.extra.extend(best_modes(reports));
         out
     }
 
@@ -1149,6 +1186,22 @@ mod tests {
             page: Value::Null,
             wall: Duration::ZERO,
         }
+    }
+
+    #[test]
+    fn the_best_modes_line_compares_each_sides_fastest_mode() {
+        let reports = [
+            report("tandem-gpu", &[("mlx-gpu", 20.0), ("mlx-split", 9.0)]),
+            report("tandem-cpu-compiled", &[("mlx-cpu", 5.0)]),
+            report("tfjs-wasm", &[("mlx-cpu", 6.0)]),
+            report("tfjs-wasm-2t", &[("mlx-cpu", 4.0)]),
+            report("webgpu-hand", &[("mlx-gpu", 1.0)]),
+        ];
+        let (what, r) = best_modes(&reports).unwrap();
+        assert!(what.contains("(tandem-cpu-compiled mlx-cpu)"), "{what}");
+        assert_eq!(r.peer, "tfjs-wasm-2t mlx-cpu");
+        assert_eq!(r.ratio, 0.8);
+        assert_eq!(best_modes(&reports[2..]), None);
     }
 
     #[test]
