@@ -693,14 +693,19 @@ export function compile<A extends (NDArray | number)[], R extends NDArray | NDAr
 export interface Profile<T = unknown> {
   value: T;
   wallMs: number;
-  cpu: { op: string; stream: number; startMs: number; endMs: number }[];
+  /** Each CPU op that ran: its name, output shape and stream index. */
+  cpu: { op: string; shape: number[]; stream: number; startMs: number; endMs: number }[];
   gpu: {
     submitMs: number;
     doneMs: number;
     /** From timestamp queries; `null` where the adapter has no `timestamp-query`. */
     gpuMs: number | null;
-    dispatches: { kernel: string; ms: number | null }[];
+    /** Each dispatch's kernel, and the op and output shape of the node that recorded it. */
+    dispatches: { kernel: string; op: string; shape: number[]; ms: number | null }[];
   }[];
+  /** Each copy between the devices: a readback when its data arrived, an upload when it was
+   * queued. */
+  transfers: { to: DeviceName; bytes: number; atMs: number }[];
 }
 
 /** Calls `fn` (which may return a promise) and resolves to what ran where, and when. */

@@ -14,15 +14,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::clock::now_ms;
 use crate::gpu::GpuContext;
 use crate::gpu::readback::Readback;
+use crate::memory::transfers::{self, Transfer};
 use crate::stream::Stream;
 
 /// One CPU node that ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CpuSpan {
     pub op: &'static str,
+    pub shape: Vec<usize>,
     pub stream: Stream,
     pub start_ms: f64,
     pub end_ms: f64,
+}
+
+/// One dispatch of a GPU batch: its kernel, and the op and output shape of the node that
+/// recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    pub kernel: String,
+    pub op: &'static str,
+    pub shape: Vec<usize>,
 }
 
 /// One submitted GPU batch.
@@ -33,8 +44,8 @@ pub struct GpuBatch {
     /// When the queue reported it done: an upper bound on its end, as the report waits for
     /// the event loop.
     pub done_ms: f64,
-    /// Kernel of each dispatch, in order.
-    pub dispatches: Vec<String>,
+    /// Each dispatch, in order.
+    pub dispatches: Vec<Dispatch>,
     /// GPU time of each dispatch from timestamps, when the adapter has `timestamp-query`.
     pub dispatch_ms: Option<Vec<f64>>,
     /// GPU time from the first dispatch's start to the last one's end, from timestamps.
@@ -46,6 +57,7 @@ pub struct GpuBatch {
 pub struct Report {
     pub cpu: Vec<CpuSpan>,
     pub gpu: Vec<GpuBatch>,
+    pub transfers: Vec<Transfer>,
 }
 
 /// A batch whose timestamps and completion time are still on their way.
@@ -78,11 +90,13 @@ impl Profiler {
         self.cpu.borrow_mut().clear();
         self.gpu.borrow_mut().clear();
         self.active.set(true);
+        transfers::start();
     }
 
     /// Stops recording for a while (the runtime's own measurements); returns whether it was
     /// recording, for [`Profiler::resume`].
     pub fn pause(&self) -> bool {
+        transfers::set_logging(false);
         self.active.replace(false)
     }
 
@@ -90,6 +104,7 @@ impl Profiler {
     pub fn resume(&self, was_active: bool) {
         if was_active {
             self.active.set(true);
+            transfers::set_logging(true);
         }
     }
 
@@ -98,12 +113,13 @@ impl Profiler {
         self.active.get()
     }
 
-    /// Records a CPU node that ran from `start_ms` until now.
-    pub fn record_cpu(&self, op: &'static str, stream: Stream, start_ms: f64) {
+    /// Records a CPU node of output `shape` that ran from `start_ms` until now.
+    pub fn record_cpu(&self, op: &'static str, shape: &[usize], stream: Stream, start_ms: f64) {
         if self.is_active() {
             let end_ms = now_ms();
             self.cpu.borrow_mut().push(CpuSpan {
                 op,
+                shape: shape.to_vec(),
                 stream,
                 start_ms,
                 end_ms,
@@ -117,7 +133,7 @@ impl Profiler {
         &self,
         gpu: &GpuContext,
         submit_ms: f64,
-        dispatches: Vec<String>,
+        dispatches: Vec<Dispatch>,
         timestamps: Option<Readback>,
     ) {
         if !self.is_active() {
@@ -147,6 +163,7 @@ impl Profiler {
         if let Some(gpu) = gpu {
             crate::gpu::readback::wait_idle(gpu).await?;
         }
+        let transfers = transfers::finish();
         let cpu = std::mem::take(&mut *self.cpu.borrow_mut());
         let pending = std::mem::take(&mut *self.gpu.borrow_mut());
         let mut batches = Vec::with_capacity(pending.len());
@@ -159,7 +176,11 @@ impl Profiler {
             }
             batches.push(p.batch);
         }
-        Ok(Report { cpu, gpu: batches })
+        Ok(Report {
+            cpu,
+            gpu: batches,
+            transfers,
+        })
     }
 }
 
@@ -187,7 +208,13 @@ mod tests {
         let mut batch = GpuBatch {
             submit_ms: 0.0,
             done_ms: 0.0,
-            dispatches: vec!["a".into(), "b".into()],
+            dispatches: ["a", "b"]
+                .map(|kernel| Dispatch {
+                    kernel: kernel.into(),
+                    op: "exp",
+                    shape: vec![4],
+                })
+                .to_vec(),
             dispatch_ms: None,
             gpu_span_ms: None,
         };

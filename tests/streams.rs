@@ -88,7 +88,14 @@ fn cpu_work_goes_on_while_a_readback_is_in_flight() {
     );
     assert_eq!(report.gpu.len(), 1);
     assert_eq!(report.gpu[0].dispatches.len(), 1);
+    assert_eq!(report.gpu[0].dispatches[0].op, "exp");
+    assert_eq!(report.gpu[0].dispatches[0].shape, [64]);
+    assert_eq!(report.cpu[1].shape, [64]);
     assert!(report.cpu[0].start_ms >= report.gpu[0].submit_ms);
+    // x went up for the GPU exp, and its result came back for the CPU exp.
+    let moved: Vec<(Device, u64)> = report.transfers.iter().map(|t| (t.to, t.bytes)).collect();
+    assert_eq!(moved, [(Device::Gpu, 256), (Device::Cpu, 256)]);
+    assert!(report.transfers[1].at_ms >= report.gpu[0].submit_ms);
     let expected: Vec<f32> = [0.5f32; 64].iter().map(|v| v.exp().exp()).collect();
     let got = block_on(runtime.read_f32(&needs_readback)).unwrap();
     for (g, e) in got.iter().zip(&expected) {
@@ -106,14 +113,13 @@ fn profiles_time_gpu_dispatches_when_the_adapter_has_timestamps() {
     runtime.profiler.start();
     block_on(runtime.evaluate(std::slice::from_ref(&total))).unwrap();
     let report = block_on(runtime.profiler.finish(Some(gpu))).unwrap();
-    let kernels: Vec<&Vec<String>> = report.gpu.iter().map(|b| &b.dispatches).collect();
+    let kernels: Vec<_> = report.gpu.iter().map(|b| &b.dispatches).collect();
     assert_eq!(report.gpu.len(), 1, "{kernels:?}");
     let batch = &report.gpu[0];
-    assert!(
-        batch.dispatches[0].starts_with("matmul"),
-        "{:?}",
-        batch.dispatches
-    );
+    let first = &batch.dispatches[0];
+    assert!(first.kernel.starts_with("matmul"), "{:?}", batch.dispatches);
+    assert_eq!((first.op, &first.shape[..]), ("matmul", &[128, 128][..]));
+    assert_eq!(batch.dispatches.last().unwrap().shape, Vec::<usize>::new());
     assert!(batch.done_ms >= batch.submit_ms);
     if gpu.has_timestamps() {
         let times = batch.dispatch_ms.as_ref().unwrap();

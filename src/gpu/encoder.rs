@@ -16,7 +16,7 @@ use crate::clock::now_ms;
 use crate::gpu::GpuContext;
 use crate::gpu::pipelines::Kernel;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu, alloc_gpu_apart};
-use crate::profile::Profiler;
+use crate::profile::{Dispatch, Profiler};
 
 thread_local! {
     static DISPATCHES_PER_SUBMIT: std::cell::Cell<usize> =
@@ -66,11 +66,13 @@ pub struct CommandBatch {
     stamp: Option<usize>,
 }
 
-/// What a batch records for a profile: each dispatch's kernel and, where the adapter has
-/// `timestamp-query`, a begin and an end timestamp per dispatch.
+/// What a batch records for a profile: each dispatch's kernel and node and, where the adapter
+/// has `timestamp-query`, a begin and an end timestamp per dispatch.
 struct BatchProfile {
-    kernels: Vec<String>,
+    kernels: Vec<Dispatch>,
     queries: Option<wgpu::QuerySet>,
+    /// The op and shape of the node now recording dispatches.
+    node: (&'static str, Vec<usize>),
 }
 
 impl CommandBatch {
@@ -112,7 +114,16 @@ impl CommandBatch {
         self.profile = Some(BatchProfile {
             kernels: Vec::new(),
             queries,
+            node: ("", Vec::new()),
         });
+    }
+
+    /// Names the node whose dispatches follow, for a profile (nothing when none records).
+    pub fn label(&mut self, op: &'static str, shape: &[usize]) {
+        self.start_profile();
+        if let Some(profile) = &mut self.profile {
+            profile.node = (op, shape.to_vec());
+        }
     }
 
     /// The open encoder, started on first use. Any open pass ends first: the encoder cannot
@@ -185,7 +196,11 @@ impl CommandBatch {
     fn begin_pass(&mut self, name: &str) {
         self.pass = None;
         let queries = self.profile.as_mut().and_then(|p| {
-            p.kernels.push(name.to_string());
+            p.kernels.push(Dispatch {
+                kernel: name.to_string(),
+                op: p.node.0,
+                shape: p.node.1.clone(),
+            });
             // Dispatches past the query set's room go untimed.
             let index = p.kernels.len() - 1;
             p.queries

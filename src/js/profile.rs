@@ -7,11 +7,12 @@ use crate::clock::now_ms;
 use crate::js::error::to_js;
 use crate::js::runtime::current;
 use crate::js::set_property as set;
+use crate::memory::transfers::Transfer;
 use crate::profile::{CpuSpan, GpuBatch, Report};
 
 /// Calls `fn` (which may return a promise), and resolves to
-/// `{value, wallMs, cpu: [{op, stream, startMs, endMs}], gpu: [{submitMs, doneMs, gpuMs,
-/// dispatches: [{kernel, ms}]}]}`. Times are `performance.now()` milliseconds; GPU `ms` come
+/// `{value, wallMs, cpu: [{op, shape, stream, startMs, endMs}], gpu: [{submitMs, doneMs, gpuMs,
+/// dispatches: [{kernel, op, shape, ms}]}], transfers: [{to, bytes, atMs}]}`. Times are `performance.now()` milliseconds; GPU `ms` come
 /// from timestamp queries and are `null` where the adapter has no `timestamp-query`. It
 /// records every evaluation that runs meanwhile, including ones `fn` did not start.
 #[wasm_bindgen]
@@ -46,12 +47,30 @@ fn report_to_js(report: &Report) -> js_sys::Object {
     let gpu: js_sys::Array = report.gpu.iter().map(gpu_batch).collect();
     set(&object, "cpu", cpu.into());
     set(&object, "gpu", gpu.into());
+    let transfers: js_sys::Array = report.transfers.iter().map(transfer).collect();
+    set(&object, "transfers", transfers.into());
     object
+}
+
+fn transfer(t: &Transfer) -> JsValue {
+    let object = js_sys::Object::new();
+    set(&object, "to", t.to.name().into());
+    set(&object, "bytes", (t.bytes as f64).into());
+    set(&object, "atMs", t.at_ms.into());
+    object.into()
+}
+
+fn shape(dims: &[usize]) -> JsValue {
+    dims.iter()
+        .map(|&d| JsValue::from_f64(d as f64))
+        .collect::<js_sys::Array>()
+        .into()
 }
 
 fn cpu_span(span: &CpuSpan) -> JsValue {
     let object = js_sys::Object::new();
     set(&object, "op", span.op.into());
+    set(&object, "shape", shape(&span.shape));
     set(&object, "stream", span.stream.index.into());
     set(&object, "startMs", span.start_ms.into());
     set(&object, "endMs", span.end_ms.into());
@@ -67,9 +86,11 @@ fn gpu_batch(batch: &GpuBatch) -> JsValue {
         .dispatches
         .iter()
         .enumerate()
-        .map(|(i, kernel)| {
+        .map(|(i, d)| {
             let dispatch = js_sys::Object::new();
-            set(&dispatch, "kernel", kernel.as_str().into());
+            set(&dispatch, "kernel", d.kernel.as_str().into());
+            set(&dispatch, "op", d.op.into());
+            set(&dispatch, "shape", shape(&d.shape));
             let ms = batch
                 .dispatch_ms
                 .as_ref()

@@ -17,6 +17,7 @@ pub mod segment;
 pub mod segments;
 pub mod stats;
 pub mod summary;
+pub mod transfers;
 
 pub use allocator::{
     GpuBuffer, HostBlock, Usage, cache_bytes, cache_limit, clear_cache, memory_limit,

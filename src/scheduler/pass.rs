@@ -185,7 +185,8 @@ impl Pass<'_> {
             .collect();
         let result = cpu::eval(node, inputs, &host)?;
         let op = node.primitive().map_or("array", |p| p.name());
-        self.profiler.record_cpu(op, node.stream(), start_ms);
+        self.profiler
+            .record_cpu(op, node.shape(), node.stream(), start_ms);
         Storage::from_host(result)
     }
 }
@@ -233,6 +234,7 @@ fn run_on_gpu(
             layout: &d.layout,
         })
         .collect();
+    batch.label(node.primitive().map_or("array", |p| p.name()), node.shape());
     let buffer = gpu::ops::eval(gpu, batch, node, inputs, &gpu_inputs)?;
     Ok(Storage::from_gpu(buffer, node.size()))
 }

@@ -56,13 +56,16 @@ impl Manifest {
     /// The same browser without WebGPU: the flag that turns it on in headless Chromium on
     /// Linux is left out.
     pub fn webdriver_json_without_webgpu(&self) -> String {
-        let flags: Vec<String> = self
-            .browser_flags
+        webdriver_json(&self.flags_without_webgpu())
+    }
+
+    /// The browser flags less the one that turns WebGPU on in headless Chromium on Linux.
+    pub fn flags_without_webgpu(&self) -> Vec<String> {
+        self.browser_flags
             .iter()
             .filter(|flag| *flag != "--enable-unsafe-webgpu")
             .cloned()
-            .collect();
-        webdriver_json(&flags)
+            .collect()
     }
 }
 

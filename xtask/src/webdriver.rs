@@ -27,6 +27,11 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 impl Browser {
     /// Starts chromedriver and a headless Chromium with the manifest's flags and a fresh profile.
     pub fn launch(manifest: &Manifest) -> Result<Browser, String> {
+        Browser::launch_with(manifest, &manifest.browser_flags)
+    }
+
+    /// As [`Browser::launch`], with these browser flags instead of the manifest's.
+    pub fn launch_with(manifest: &Manifest, flags: &[String]) -> Result<Browser, String> {
         let port = free_port()?;
         let driver = Command::new(&manifest.chromedriver)
             .arg(format!("--port={port}"))
@@ -44,7 +49,7 @@ impl Browser {
             timeout: None,
         };
         browser.wait_until_ready()?;
-        let mut args = manifest.browser_flags.clone();
+        let mut args = flags.to_vec();
         args.push("--headless=new".into());
         args.push(format!("--user-data-dir={}", browser.profile.display()));
         let capabilities = json!({ "capabilities": { "alwaysMatch": {
@@ -84,15 +89,22 @@ impl Browser {
         self.request("POST", &self.path("goog/cdp/execute"), Some(body))
     }
 
-    /// Resizes the viewport, so that a screenshot of a tall element is not cut off.
-    pub fn set_window_size(&self, width: u32, height: u32) -> Result<(), String> {
+    /// Sets the viewport's size, as a phone's (`mobile`) or a desktop's; also so that a
+    /// screenshot of a tall element is not cut off.
+    pub fn set_viewport(&self, width: u32, height: u32, mobile: bool) -> Result<(), String> {
         // Headless Chromium keeps its viewport whatever the window rect; the DevTools
         // override sets the viewport itself.
         let metrics = json!({
-            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile
         });
         self.cdp("Emulation.setDeviceMetricsOverride", metrics)
             .map(drop)
+    }
+
+    /// A PNG of the viewport.
+    pub fn screenshot_viewport(&self) -> Result<Vec<u8>, String> {
+        let png = self.request("GET", &self.path("screenshot"), None)?;
+        base64_decode(png.as_str().ok_or("chromedriver sent no screenshot")?)
     }
 
     /// A PNG of the first element that matches `css`, scrolled into view.
@@ -163,9 +175,11 @@ impl Browser {
         let json: Value = serde_json::from_slice(&http_body(&reply)?)
             .map_err(|e| format!("chromedriver sent invalid JSON: {e}"))?;
         let value = json["value"].clone();
-        match value.get("error") {
-            Some(error) => Err(format!("{error}: {}", value["message"])),
-            None => Ok(value),
+        // A WebDriver error names itself with a string; a script's own result may have an
+        // `error` field of any kind.
+        match (value.get("error"), value.get("message")) {
+            (Some(Value::String(error)), Some(message)) => Err(format!("{error}: {message}")),
+            _ => Ok(value),
         }
     }
 }

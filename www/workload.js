@@ -1,0 +1,141 @@
+// MLX's unified-memory example, as the page runs it (MLX's own code, in its docs):
+//
+//   x = mx.matmul(a, b, stream=d1)
+//   for _ in range(500): b = mx.exp(b, stream=d2)
+//   mx.eval(x, b)
+//
+// with a 4096x512 and b 512x4 drawn uniformly. The matmul is large and suits the GPU; the exps
+// are 500 tiny kernels, whose per-dispatch cost the CPU does not pay. Split, the CPU runs the
+// exps while the GPU runs the matmul.
+import * as tn from "../pkg/index.js";
+
+/** The four ways the page runs it: where the matmul (d1) and the exps (d2) go. */
+export const MODES = {
+  gpu: { label: "GPU-only", d1: "gpu", d2: "gpu", compiled: false, where: "d1 = d2 = gpu" },
+  split: { label: "Split", d1: "gpu", d2: "cpu", compiled: false, where: "d1 = gpu, d2 = cpu" },
+  cpu: { label: "CPU-only", d1: "cpu", d2: "cpu", compiled: false, where: "d1 = d2 = cpu" },
+  compiled: {
+    label: "Compiled split",
+    d1: "gpu",
+    d2: "cpu",
+    compiled: true,
+    where: "split, through tn.compile: the exps fused into a few CPU kernels",
+  },
+};
+
+/** Untimed runs before the timed ones. */
+export const WARMUPS = 2;
+
+/** The sizes and counts a user may change, with MLX's values. */
+export const DEFAULTS = { m: 4096, k: 512, n: 4, iterations: 500, repetitions: 10 };
+
+/** The example's graph: x = matmul(a, b) on d1, then `iterations` exps of b on d2. Each exp's
+ * input is disposed once the next one holds it, so only two of the small arrays live at once. */
+export function example(a, b, { d1, d2 }, iterations) {
+  const x = tn.matmul(a, b, { stream: d1 });
+  let y = b;
+  for (let i = 0; i < iterations; i++) {
+    const next = tn.exp(y, { stream: d2 });
+    if (y !== b) y.dispose();
+    y = next;
+  }
+  return [x, y];
+}
+
+/** The code a mode runs, as the page shows it. */
+export function source(mode, { m, k, n, iterations }) {
+  const { d1, d2, compiled } = MODES[mode];
+  const body =
+    `const x = tn.matmul(a, b, { stream: "${d1}" });\n` +
+    `let y = b;\n` +
+    `for (let i = 0; i < ${iterations}; i++) y = tn.exp(y, { stream: "${d2}" });`;
+  const inputs =
+    `const a = tn.randomUniform([${m}, ${k}]);\n` + `const b = tn.randomUniform([${k}, ${n}]);\n`;
+  if (!compiled) return `${inputs}\n${body}\nawait tn.evaluate(x, y);`;
+  const indented = body.replace(/^/gm, "  ");
+  return `${inputs}\nconst f = tn.compile((a, b) => {\n${indented}\n  return [x, y];\n});\nawait tn.evaluate(...f(a, b));`;
+}
+
+function median(values) {
+  const sorted = [...values].sort((p, q) => p - q);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The inputs of one set of sizes, and the functions that time each mode on them. */
+export class Workload {
+  constructor(settings) {
+    this.settings = settings;
+    this.compiled = new Map();
+  }
+
+  /** Draws a and b (seeded, so every mode and every page load sees the same numbers). */
+  async prepare() {
+    const { m, k, n } = this.settings;
+    tn.randomSeed(0);
+    this.a = tn.randomUniform([m, k]);
+    this.b = tn.randomUniform([k, n]);
+    await tn.evaluate(this.a, this.b);
+  }
+
+  fn(mode) {
+    const config = MODES[mode];
+    const iterations = this.settings.iterations;
+    if (!config.compiled) return (a, b) => example(a, b, config, iterations);
+    if (!this.compiled.has(mode)) {
+      this.compiled.set(mode, tn.compile((a, b) => example(a, b, config, iterations)));
+    }
+    return this.compiled.get(mode);
+  }
+
+  /** One run of `mode`, from building the graph to its results being ready, in ms. */
+  async once(mode) {
+    const f = this.fn(mode);
+    const start = performance.now();
+    const [x, y] = f(this.a, this.b);
+    try {
+      await tn.evaluate(x, y);
+    } finally {
+      x.dispose();
+      y.dispose();
+    }
+    return performance.now() - start;
+  }
+
+  /** Two warm-ups (pipelines compile, inputs move to the device, a compiled mode traces; a
+   * chain that evaluate fuses compiles its kernel the second time it is seen), then
+   * `repetitions` timed runs; `progress(done, total)` after each. */
+  async time(mode, progress) {
+    const total = this.settings.repetitions + WARMUPS;
+    for (let i = 0; i < WARMUPS; i++) {
+      await this.once(mode);
+      progress(i + 1, total);
+    }
+    const times = [];
+    for (let i = 0; i < this.settings.repetitions; i++) {
+      times.push(await this.once(mode));
+      progress(WARMUPS + i + 1, total);
+    }
+    return { mode, times, median: median(times), min: Math.min(...times), max: Math.max(...times) };
+  }
+
+  /** What ran where in one more run of `mode`. */
+  profile(mode) {
+    const f = this.fn(mode);
+    return tn.profile(async () => {
+      const [x, y] = f(this.a, this.b);
+      try {
+        await tn.evaluate(x, y);
+      } finally {
+        x.dispose();
+        y.dispose();
+      }
+    });
+  }
+
+  dispose() {
+    this.a?.dispose();
+    this.b?.dispose();
+    this.compiled.clear();
+  }
+}

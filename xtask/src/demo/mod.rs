@@ -1,0 +1,70 @@
+//! `cargo xtask demo`: builds the package and serves the demo page; with `--headless`, drives it
+//! in headless Chromium (`drive`) and prints what it shows. The benchmark pages run the same way.
+
+mod drive;
+
+pub use drive::run_demo;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::cmd::root;
+use crate::manifest::Manifest;
+use crate::webdriver::Browser;
+use crate::{package, serve, setup};
+
+pub fn demo(manifest: &Manifest, headless: bool) -> Result<(), String> {
+    setup::setup(manifest)?;
+    package::build(manifest)?;
+    if headless {
+        println!("{}", run_demo(manifest)?);
+        return Ok(());
+    }
+    let package = root().join(&manifest.out_dir);
+    let address = serve::start(&manifest.demo_address, root().join("www"), package)?;
+    println!("demo: serving on http://{address}/ (Ctrl-C stops)");
+    loop {
+        std::thread::park();
+    }
+}
+
+/// Serves the folder of `page` (`"www/"`, `"bench/split.html"`) on a free port, opens the page
+/// in headless Chromium, and returns the text it reports. A page reports through
+/// `window[global] = {state, text}`, with `state` ending as `"done"` or `"error"`.
+pub fn run_page(
+    manifest: &Manifest,
+    page: &str,
+    global: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    run_page_then(manifest, page, global, timeout, |_| Ok(String::new()))
+}
+
+/// As [`run_page`], then runs `then` on the finished page and appends what it returns.
+fn run_page_then(
+    manifest: &Manifest,
+    page: &str,
+    global: &str,
+    timeout: Duration,
+    then: impl FnOnce(&Browser) -> Result<String, String>,
+) -> Result<String, String> {
+    let (folder, file) = page.split_once('/').unwrap_or((page, ""));
+    let address = serve_pages(manifest, folder)?;
+    let browser = Browser::launch(manifest)?;
+    browser.goto(&format!("http://{address}/{file}"))?;
+    let script =
+        format!("const r = window.{global}; return r && r.state !== 'running' ? r : null;");
+    let result = browser.wait_for(&script, timeout)?;
+    let text = result["text"].as_str().unwrap_or_default().to_string();
+    match result["state"].as_str() {
+        Some("done") => Ok(text + &then(&browser)?),
+        _ => Err(format!("the page in {folder}/ reported an error:\n{text}")),
+    }
+}
+
+/// Serves `folder` (relative to the repository root) at `/` and the package at `/pkg/` on a
+/// free port, for as long as xtask runs; returns the address.
+pub fn serve_pages(manifest: &Manifest, folder: &str) -> Result<SocketAddr, String> {
+    let package = root().join(&manifest.out_dir);
+    serve::start("127.0.0.1:0", root().join(folder), package)
+}
