@@ -146,6 +146,23 @@ async fn cpu_work_starts_before_gpu_work_ends() {
     assert_eq!(cpu_spans.length(), 120, "60 exps and 60 multiplies");
     let batch = gpu_batches.get(0);
     let number = |v: &JsValue, key| get(v, key).as_f64().unwrap();
+    let dims = |v: &JsValue| -> Vec<f64> {
+        let shape: js_sys::Array = get(v, "shape").unchecked_into();
+        shape.iter().map(|d| d.as_f64().unwrap()).collect()
+    };
+    let dispatch = get(&batch, "dispatches")
+        .unchecked_into::<js_sys::Array>()
+        .get(0);
+    assert_eq!(get(&dispatch, "op").as_string().as_deref(), Some("matmul"));
+    assert_eq!(dims(&dispatch), [256.0, 256.0]);
+    assert_eq!(
+        get(&cpu_spans.get(0), "op").as_string().as_deref(),
+        Some("exp")
+    );
+    assert_eq!(dims(&cpu_spans.get(0)), [65536.0]);
+    // Every input was where its op ran: nothing moved.
+    let transfers: js_sys::Array = get(&report, "transfers").unchecked_into();
+    assert_eq!(transfers.length(), 0);
     let submit = number(&batch, "submitMs");
     let cpu_start = number(&cpu_spans.get(0), "startMs");
     let cpu_end = number(&cpu_spans.get(119), "endMs");
@@ -204,6 +221,13 @@ async fn a_readback_of_earlier_gpu_data_skips_ahead_of_new_gpu_work() {
     let span = get(&report, "cpu").unchecked_into::<js_sys::Array>().get(0);
     let number = |v: &JsValue, key| get(v, key).as_f64().unwrap();
     let (submit, cpu_start) = (number(&batch, "submitMs"), number(&span, "startMs"));
+    // The one copy: on_gpu's 4096 floats to the CPU, arrived before the exp started.
+    let transfers: js_sys::Array = get(&report, "transfers").unchecked_into();
+    assert_eq!(transfers.length(), 1);
+    let copy = transfers.get(0);
+    assert_eq!(get(&copy, "to").as_string().as_deref(), Some("cpu"));
+    assert_eq!(number(&copy, "bytes"), 16384.0);
+    assert!(number(&copy, "atMs") <= cpu_start);
     if features.includes(&"timestamp-query".into(), 0) {
         let gpu_ms = number(&batch, "gpuMs");
         assert!(
