@@ -61,6 +61,13 @@ export function drawRuns(svg, results, labels) {
   svg.replaceChildren(...shapes);
 }
 
+/** Shades of a lane's colour, one per op name, so that neighbouring bars of different ops part. */
+const SHADES = { gpu: ["#2563eb", "#60a5fa", "#1e40af", "#93c5fd"], cpu: ["#16a34a", "#4ade80", "#166534", "#86efac"] };
+function shade(lane, op, seen) {
+  if (!seen.has(op)) seen.set(op, SHADES[lane][seen.size % SHADES[lane].length]);
+  return seen.get(op);
+}
+
 /** Dispatches of a batch laid end to end from its submit, each as long as its timestamps say
  * (the batch's span without them). */
 function gpuBars(report) {
@@ -70,12 +77,12 @@ function gpuBars(report) {
     if (!timed) {
       const end = batch.gpuMs === null ? batch.doneMs : batch.submitMs + batch.gpuMs;
       const names = [...new Set(batch.dispatches.map((d) => d.op))].join(", ");
-      bars.push({ start: batch.submitMs, end, label: `${batch.dispatches.length} dispatches (${names}), submit to done` });
+      bars.push({ start: batch.submitMs, end, op: "batch", label: `${batch.dispatches.length} dispatches (${names}), submit to done` });
       continue;
     }
     let at = batch.submitMs;
     for (const d of batch.dispatches) {
-      bars.push({ start: at, end: at + d.ms, label: `${d.op} [${d.shape.join("x")}]: ${d.kernel}, ${d.ms.toFixed(3)} ms on the GPU` });
+      bars.push({ start: at, end: at + d.ms, op: d.op, label: `${d.op} [${d.shape.join("x")}]: ${d.kernel}, ${d.ms.toFixed(3)} ms on the GPU` });
       at += d.ms;
     }
   }
@@ -91,6 +98,7 @@ export function drawTimeline(svg, report, tip) {
   const cpu = report.cpu.map((s) => ({
     start: s.startMs,
     end: s.endMs,
+    op: s.op,
     label: `${s.op} [${s.shape.join("x")}] on the CPU, ${(s.endMs - s.startMs).toFixed(3)} ms`,
   }));
   const moves = report.transfers.map((t) => ({ start: t.atMs, end: t.atMs, label: `${t.bytes} bytes to the ${t.to}` , to: t.to }));
@@ -108,8 +116,12 @@ export function drawTimeline(svg, report, tip) {
   const lane = (name, bars, y, cls) => {
     shapes.push(el("text", { x: 0, y: y + 15, class: "lane" }, name));
     shapes.push(el("line", { x1: left, x2: width - right, y1: y + 22, y2: y + 22, class: "grid" }));
+    const ops = new Map();
     for (const bar of bars) {
-      const rect = el("rect", { x: x(bar.start), y, width: Math.max(1, x(bar.end) - x(bar.start)), height: 22, class: cls });
+      // A pixel's gap between bars that touch, where they are wide enough to spare it.
+      const w = x(bar.end) - x(bar.start);
+      const fill = shade(cls === "gpu-bar" ? "gpu" : "cpu", bar.op, ops);
+      const rect = el("rect", { x: x(bar.start), y, width: Math.max(1, w > 3 ? w - 1 : w), height: 22, class: cls, fill });
       rect.append(el("title", {}, bar.label));
       rect.addEventListener("mouseenter", show(bar.label));
       shapes.push(rect);
