@@ -66,6 +66,20 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
     if limit != "64.0 MiB" {
         return Err(format!("?memoryLimit=64MiB showed the limit as {limit}"));
     }
+    // A limit that is not a size is refused by name, and the limit stays.
+    let refused = browser.eval(
+        "document.getElementById('limit').value = '12 parsecs'; \
+         document.getElementById('limit-form').requestSubmit(); \
+         return [document.getElementById('limit-status').textContent, \
+                 document.getElementById('limit-shown').textContent];",
+    )?;
+    if !refused[0]
+        .as_str()
+        .is_some_and(|t| t.contains("is not a size"))
+        || refused[1] != "64.0 MiB"
+    {
+        return Err(format!("a limit of \"12 parsecs\" gave {refused}"));
+    }
     // A bad size is named, and nothing runs.
     browser.eval("document.getElementById('m').value = '0'; return null;")?;
     let refused = run_mode(&browser, "cpu")?;
@@ -87,8 +101,8 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
         check_result(&run_mode(&browser, mode)?, mode)?;
     }
     Ok(
-        "without WebGPU: the banner names the flag; ?memoryLimit=64MiB applied; a rows of 0 \
-        refused by name; CPU-only and split ran on the CPU"
+        "without WebGPU: the banner names the flag; ?memoryLimit=64MiB applied; a limit of \
+         \"12 parsecs\" and a rows of 0 refused by name; CPU-only and split ran on the CPU"
             .into(),
     )
 }
