@@ -17,7 +17,7 @@ pub struct Transfer {
 }
 
 thread_local! {
-    /// `Some` while logging.
+    /// Whether it logs now, and what it logged.
     static LOG: RefCell<(bool, Vec<Transfer>)> = const { RefCell::new((false, Vec::new())) };
 }
 

@@ -32,20 +32,21 @@ lane_constants! {
 }
 
 impl Exp {
-    /// SHIFTER + n and r, with x = n ln2 + r, |r| <= ln2/2, n rounded to even on ties; for
-    /// |x| < 2^21. One add and one subtract round n, instead of `round` and a float-to-int
-    /// conversion, which V8 expands into several instructions to saturate.
+    /// `shifter` + n and r, with x = n ln2 + r, |r| <= ln2/2, n rounded to even on ties; for
+    /// |x| < 2^21 and a `shifter` that is SHIFTER plus a small integer. One add and one
+    /// subtract round n, instead of `round` and a float-to-int conversion, which V8 expands
+    /// into several instructions to saturate.
     #[inline(always)]
-    fn reduce_shifted(&self, x: F32x4) -> (F32x4, F32x4) {
-        let t = x * self.log2e + self.shifter;
-        let n = t - self.shifter;
+    fn reduce_shifted(&self, x: F32x4, shifter: F32x4) -> (F32x4, F32x4) {
+        let t = x * self.log2e + shifter;
+        let n = t - shifter;
         (t, x - n * self.ln2_hi - n * self.ln2_lo)
     }
 
     /// n (as a float and as an integer) and r with x = n ln2 + r, as above.
     #[inline(always)]
     fn reduce(&self, x: F32x4) -> (F32x4, I32x4, F32x4) {
-        let (t, r) = self.reduce_shifted(x);
+        let (t, r) = self.reduce_shifted(x, self.shifter);
         (t - self.shifter, t.to_bits() - self.shifter_bits, r)
     }
 
@@ -72,7 +73,7 @@ impl LaneFn for Exp {
         // Past these bounds the result is +inf or 0 anyway; clamping keeps n in [-150, 129].
         // A NaN lane fails both comparisons, stays NaN and makes the product NaN.
         let x = x.pmax(self.low).pmin(self.high);
-        let (t, r) = self.reduce_shifted(x);
+        let (t, r) = self.reduce_shifted(x, self.shifter);
         let p = self.expm1_reduced(r) + self.one;
         // 2^n as 2^h 2^(n-h), h = floor(n/2), both normal, so that n = 128 and n < -126
         // scale exactly and the last product rounds once (both are exact for normal
@@ -102,11 +103,9 @@ impl LaneFn for ExpNonPositive {
     #[inline(always)]
     fn apply(&self, x: F32x4) -> F32x4 {
         let e = &self.exp;
-        let x = x.pmax(e.low);
-        // t = SHIFTER + 25 + n exactly: the same n as Exp's reduction.
-        let t = x * e.log2e + self.lifted_shifter;
-        let n = t - self.lifted_shifter;
-        let p = e.expm1_reduced(x - n * e.ln2_hi - n * e.ln2_lo) + e.one;
+        // t = SHIFTER + 25 + n exactly: the same n and r as Exp's reduction.
+        let (t, r) = e.reduce_shifted(x.pmax(e.low), self.lifted_shifter);
+        let p = e.expm1_reduced(r) + e.one;
         // n + 25 >= -125, so p 2^(n+25) is normal and exact from its exponent bits; the
         // product with 2^-25 rounds once, as Exp's last product does.
         (p.to_bits() + t.to_bits().shl::<23>()).to_f32_bits() * self.drop
