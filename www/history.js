@@ -1,9 +1,8 @@
 // The memory history timeline: the live bytes of one GPU-only run and one split run, by op,
 // drawn from memoryHistory() like PyTorch's memory_viz.
 import * as tn from "../pkg/index.js";
+import { $ } from "./dom.js";
 import { formatBytes } from "./memory.js";
-
-const $ = (id) => document.getElementById(id);
 
 // The memory history of one GPU-only run and one split run: alloc and free_completed events become one band per
 // block, stacked in allocation order (a block's band drops when one below it is freed), one

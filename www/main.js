@@ -6,12 +6,12 @@
 // "ready" between runs, "running" during one, or "error" if the page could not start.
 import * as tn from "../pkg/index.js";
 import { COLOURS, drawRuns, drawTimeline } from "./charts.js";
+import { $, cell, fillKv } from "./dom.js";
 import { drawHistory, recordHistory } from "./history.js";
 import { formatBytes, seen, setupLimit, showMemory, showSummary, watchMemory } from "./memory.js";
 import { samples, startMonitor } from "./monitor.js";
 import { DEFAULTS, MODES, WARMUPS, Workload, source } from "./workload.js";
 
-const $ = (id) => document.getElementById(id);
 const LIMITS = { m: 16384, k: 16384, n: 4096, iterations: 5000, repetitions: 100 };
 
 const page = { state: "starting", text: "", results: {}, runs: 0, error: null, seen, smiSamples: samples };
@@ -21,13 +21,6 @@ let workload = null;
 let busy = false;
 let runtime = null;
 
-function cell(tag, text, className) {
-  const node = document.createElement(tag);
-  node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
-
 function showRuntime(info) {
   const a = info.adapter;
   const name = a ? [a.vendor, a.architecture, a.description].filter(Boolean).join(" ") || "unnamed adapter" : "no WebGPU";
@@ -35,19 +28,13 @@ function showRuntime(info) {
   $("adapter").className = `chip ${info.gpu ? (a?.isFallbackAdapter ? "chip-soft" : "chip-gpu") : "chip-none"}`;
   $("no-webgpu").hidden = info.gpu;
   $("software-note").hidden = !(info.gpu && a?.isFallbackAdapter);
-  $("runtime").replaceChildren(
-    ...[
-      ["adapter", name],
-      ["default device", `${info.defaultDevice.device} (${info.defaultDevice.source})`],
-      ["GPU exp", info.math ? info.math.exp : "-"],
-      ["matmul kernel", info.matmul?.kernel ?? info.matmul?.source ?? "-"],
-      ["timestamps", info.features.includes("timestamp-query") ? "yes" : "no"],
-    ].map(([k, v]) => {
-      const tr = document.createElement("tr");
-      tr.append(cell("th", k), cell("td", v));
-      return tr;
-    }),
-  );
+  fillKv($("runtime"), [
+    ["adapter", name],
+    ["default device", `${info.defaultDevice.device} (${info.defaultDevice.source})`],
+    ["GPU exp", info.math ? info.math.exp : "-"],
+    ["matmul kernel", info.matmul?.kernel ?? info.matmul?.source ?? "-"],
+    ["timestamps", info.features.includes("timestamp-query") ? "yes" : "no"],
+  ]);
 }
 
 /** The settings from the form, checked; throws an Error naming the bad field. */

@@ -1,8 +1,7 @@
 // The memory panel: active, peak and cached bytes against the limit, redrawn every frame (so
 // they move while a run goes), the limit control, the transfer counters and memorySummary().
 import * as tn from "../pkg/index.js";
-
-const $ = (id) => document.getElementById(id);
+import { $, fillKv } from "./dom.js";
 
 export function formatBytes(bytes) {
   if (!Number.isFinite(bytes)) return "none";
@@ -67,25 +66,14 @@ export function showMemory() {
   );
   $("limit-shown").textContent = Number.isFinite(limit) ? formatBytes(limit) : "no limit";
   const stats = tn.memoryStats();
-  const rows = [
+  fillKv($("counters"), [
     ["on the CPU", formatBytes(stats["active_bytes.cpu.current"])],
     ["on the GPU", formatBytes(stats["active_bytes.gpu.current"])],
     ["uploaded (CPU → GPU)", formatBytes(stats["transfer_bytes.cpu_to_gpu"])],
     ["read back (GPU → CPU)", formatBytes(stats["transfer_bytes.gpu_to_cpu"])],
     ["cache hits / misses", `${stats.num_cache_hits} / ${stats.num_cache_misses}`],
     ["retries / limit errors", `${stats.num_alloc_retries} / ${stats.num_ooms}`],
-  ];
-  $("counters").replaceChildren(
-    ...rows.map(([name, value]) => {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.textContent = name;
-      const td = document.createElement("td");
-      td.textContent = value;
-      tr.append(th, td);
-      return tr;
-    }),
-  );
+  ]);
 }
 
 export function showSummary() {

@@ -2,8 +2,7 @@
 // over the last minute as a sparkline.
 import * as tn from "../pkg/index.js";
 import { sparkline } from "./charts.js";
-
-const $ = (id) => document.getElementById(id);
+import { $, fillKv } from "./dom.js";
 const FIELDS = [
   ["name", "name"],
   ["utilization.gpu", "utilization"],
@@ -24,16 +23,11 @@ function sample() {
   const utilization = typeof s["utilization.gpu"] === "number" ? s["utilization.gpu"] : 0;
   samples.push(utilization);
   if (samples.length > HISTORY) samples.shift();
-  $("smi").replaceChildren(
-    ...FIELDS.map(([field, name]) => {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.textContent = name;
-      const td = document.createElement("td");
+  fillKv(
+    $("smi"),
+    FIELDS.map(([field, name]) => {
       const value = s[field];
-      td.textContent = typeof value === "number" ? `${value}${UNITS[field] ?? ""}` : String(value);
-      tr.append(th, td);
-      return tr;
+      return [name, typeof value === "number" ? `${value}${UNITS[field] ?? ""}` : String(value)];
     }),
   );
   $("smi-now").textContent = `${utilization} %`;

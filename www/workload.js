@@ -88,17 +88,21 @@ export class Workload {
     return this.compiled.get(mode);
   }
 
-  /** One run of `mode`, from building the graph to its results being ready, in ms. */
-  async once(mode) {
-    const f = this.fn(mode);
-    const start = performance.now();
-    const [x, y] = f(this.a, this.b);
+  /** Builds `mode`'s graph, evaluates it and disposes its results. */
+  async run(mode) {
+    const [x, y] = this.fn(mode)(this.a, this.b);
     try {
       await tn.evaluate(x, y);
     } finally {
       x.dispose();
       y.dispose();
     }
+  }
+
+  /** One run of `mode`, from building the graph to its results being ready, in ms. */
+  async once(mode) {
+    const start = performance.now();
+    await this.run(mode);
     return performance.now() - start;
   }
 
@@ -121,16 +125,7 @@ export class Workload {
 
   /** What ran where in one more run of `mode`. */
   profile(mode) {
-    const f = this.fn(mode);
-    return tn.profile(async () => {
-      const [x, y] = f(this.a, this.b);
-      try {
-        await tn.evaluate(x, y);
-      } finally {
-        x.dispose();
-        y.dispose();
-      }
-    });
+    return tn.profile(() => this.run(mode));
   }
 
   dispose() {
