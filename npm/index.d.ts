@@ -677,7 +677,12 @@ export function tidy<T>(fn: () => T): T;
  * inputs replay it without calling `fn`. `fn` takes NDArrays and numbers, returns an NDArray
  * or an array of NDArrays, and must stay lazy: no `evaluate`, reads or random draws inside it.
  * Arrays it makes while tracing are its own (compile disposes them); arrays it closes over
- * are held by the compiled function.
+ * are held by the compiled function (`memorySnapshot()` shows them with `owner: "compile"`),
+ * and the numbers it uses are kept as numbers, not arrays.
+ *
+ * The compiled function lets go of its traces, and of the arrays they hold, when the garbage
+ * collector takes it, or at once with `dispose()` (or `using`); calling it after `dispose()`
+ * throws a `DisposedArrayError`.
  *
  * ```ts
  * const gelu = tn.compile((x: tn.NDArray) =>
@@ -687,7 +692,16 @@ export function tidy<T>(fn: () => T): T;
  */
 export function compile<A extends (NDArray | number)[], R extends NDArray | NDArray[]>(
   fn: (...args: A) => R,
-): (...args: A) => R;
+): CompiledFunction<A, R>;
+
+/** What {@link compile} returns: the function, and `dispose()` to free its traces now. */
+export type CompiledFunction<A extends (NDArray | number)[], R extends NDArray | NDArray[]> = ((
+  ...args: A
+) => R) & {
+  /** Frees every trace and the arrays they hold; later calls throw `DisposedArrayError`. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+};
 
 /** What {@link profile} recorded. Times are `performance.now()` milliseconds. */
 export interface Profile<T = unknown> {
@@ -785,6 +799,11 @@ export interface MemoryBlock {
   state: "active" | "cached" | "inactive";
   stream: string | null;
   op: string;
+  /** What keeps an active block that no array of the page may hold: `"compile"` for an array
+   * a compiled function's trace holds (one its function closed over or made from data; its
+   * numbers are kept as words, not arrays), `"runtime"` for the runtime's own buffers (the
+   * parameter ring, timestamp resolves); otherwise `null`. */
+  owner: "compile" | "runtime" | null;
 }
 
 /** One record per live block and per free range of a GPU buffer. */

@@ -159,8 +159,16 @@ function bind() {
   compile = compileWith;
 }
 
-/** `compile(fn)`: a plain function of any arity over the glue's `Compiled` (see index.d.ts). */
+/**
+ * `compile(fn)`: a plain function of any arity over the glue's `Compiled` (see index.d.ts),
+ * with `dispose()`. The wrapper, not the wasm side, keeps `fn`: the garbage collector then sees
+ * a cycle from `fn` back to the wrapper, and collects both (the glue's finalizer frees the
+ * traces).
+ */
 function compileWith(fn) {
   const compiled = new glue.Compiled(fn);
-  return (...args) => compiled.call(args);
+  const compiledFn = (...args) => compiled.call(fn, args);
+  compiledFn.dispose = () => compiled.dispose();
+  if (typeof Symbol.dispose === "symbol") compiledFn[Symbol.dispose] = compiledFn.dispose;
+  return compiledFn;
 }

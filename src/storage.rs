@@ -98,6 +98,13 @@ impl Storage {
         self.host.borrow().clone()
     }
 
+    /// The ids of its copies' blocks, as `memorySnapshot` and the history name them.
+    pub fn block_ids(&self) -> Vec<u64> {
+        let host = self.host.borrow().as_ref().map(|b| b.id);
+        let gpu = self.gpu.borrow().as_ref().map(|b| b.id);
+        host.into_iter().chain(gpu).collect()
+    }
+
     /// The GPU copy, if there is one.
     pub fn gpu_buffer(&self) -> Option<GpuBuffer> {
         self.gpu.borrow().clone()

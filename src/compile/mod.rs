@@ -4,9 +4,15 @@
 //! result is a graph from the inputs to the outputs. Its elementwise chains are fused
 //! ([`crate::fuse`], always, since the program runs on every call), then the graph is recorded
 //! as a [`Tape`]: a list of primitives with their shapes, dtypes and streams, whose operands
-//! are the inputs, constants (arrays the function closed over, numbers it made) or earlier
-//! entries. A replay makes one node per entry for new inputs of the same shapes and dtypes, so
-//! a compiled call costs a node per fused region instead of a call per op.
+//! are the inputs, constants (arrays the function closed over or made from data), literals
+//! (the one-element arrays it made from numbers) or earlier entries. A replay makes one node
+//! per entry for new inputs of the same shapes and dtypes, so a compiled call costs a node per
+//! fused region instead of a call per op.
+//!
+//! A literal is kept as its words, not as an array: a tape holds no memory for the numbers of
+//! its function. Each replay makes the literal's one-element array afresh, as the plain op
+//! does, and it goes with that call's nodes; a GPU kernel reads it as a parameter word either
+//! way. Constants are arrays, held (and counted) for as long as the tape lives.
 //!
 //! A traced function must stay lazy: an array it evaluated or read while tracing would be a
 //! constant of the tape, silently the same on every call, so tracing refuses it. Random ops
@@ -26,7 +32,37 @@ use crate::stream::Stream;
 pub enum Ref {
     Input(usize),
     Constant(usize),
+    Literal(usize),
     Entry(usize),
+}
+
+/// A number the traced function made into a one-element array: its words, shape and dtype.
+#[derive(Debug)]
+struct Literal {
+    words: Vec<u32>,
+    shape: Vec<usize>,
+    dtype: DType,
+}
+
+impl Literal {
+    /// `node`'s words, if the trace made it from a number: one element of data, on the host.
+    fn of(node: &Array, made_here: bool) -> Option<Literal> {
+        if !made_here || node.primitive().is_some() || !node.is_host_scalar() {
+            return None;
+        }
+        let data = node.data()?;
+        let words = data.storage.host_words()?;
+        let word = *words.get(data.layout.offset)?;
+        Some(Literal {
+            words: vec![word],
+            shape: node.shape().to_vec(),
+            dtype: node.dtype(),
+        })
+    }
+
+    fn array(&self) -> Result<Array> {
+        Array::from_words(self.words.clone(), &self.shape, self.dtype)
+    }
 }
 
 #[derive(Debug)]
@@ -43,6 +79,7 @@ struct Entry {
 pub struct Tape {
     entries: Vec<Entry>,
     constants: Vec<Array>,
+    literals: Vec<Literal>,
     outputs: Vec<Ref>,
 }
 
@@ -59,6 +96,7 @@ impl Tape {
         let mut tape = Tape {
             entries: Vec::new(),
             constants: Vec::new(),
+            literals: Vec::new(),
             outputs: Vec::new(),
         };
         let mut refs: HashMap<usize, Ref> = HashMap::default();
@@ -90,6 +128,10 @@ impl Tape {
                         .into(),
                 ));
             }
+            if let Some(literal) = Literal::of(node, made_here) {
+                self.literals.push(literal);
+                return Ok(Ref::Literal(self.literals.len() - 1));
+            }
             self.constants.push(node.clone());
             return Ok(Ref::Constant(self.constants.len() - 1));
         }
@@ -112,12 +154,19 @@ impl Tape {
         Ok(Ref::Entry(self.entries.len() - 1))
     }
 
-    /// The outputs for `inputs`, which have the traced inputs' shapes and dtypes.
-    pub fn replay(&self, inputs: &[Array]) -> Vec<Array> {
+    /// The outputs for `inputs`, which have the traced inputs' shapes and dtypes. Fails only
+    /// when the memory limit refuses a literal's one-element array.
+    pub fn replay(&self, inputs: &[Array]) -> Result<Vec<Array>> {
+        let literals = self
+            .literals
+            .iter()
+            .map(Literal::array)
+            .collect::<Result<Vec<_>>>()?;
         let mut made: Vec<Array> = Vec::with_capacity(self.entries.len());
         let get = |r: Ref, made: &[Array]| match r {
             Ref::Input(k) => inputs[k].clone(),
             Ref::Constant(k) => self.constants[k].clone(),
+            Ref::Literal(k) => literals[k].clone(),
             Ref::Entry(k) => made[k].clone(),
         };
         for entry in &self.entries {
@@ -130,7 +179,13 @@ impl Tape {
                 entry.stream,
             ));
         }
-        self.outputs.iter().map(|&r| get(r, &made)).collect()
+        Ok(self.outputs.iter().map(|&r| get(r, &made)).collect())
+    }
+
+    /// The arrays the tape holds: what the function closed over or made from data (not its
+    /// numbers, which it keeps as words).
+    pub fn constants(&self) -> &[Array] {
+        &self.constants
     }
 
     /// Nodes each replay makes.
@@ -160,7 +215,7 @@ mod tests {
     use super::*;
     use crate::array::next_serial;
     use crate::ops;
-    use crate::primitive::UnaryOp;
+    use crate::primitive::{BinaryOp, UnaryOp};
     use crate::stream::Device;
 
     fn f(x: &Array, y: &Array) -> Array {
@@ -178,9 +233,47 @@ mod tests {
         let tape = Tape::record(&[x.clone(), y.clone()], &[out], since).unwrap();
         assert_eq!(tape.len(), 1, "three ops, one fused entry");
         let x2 = Array::from_f32(&[3.0, 4.0], &[2]).unwrap();
-        let replayed = tape.replay(&[x2, y]);
+        let replayed = tape.replay(&[x2, y]).unwrap();
         assert!(matches!(replayed[0].primitive(), Some(Primitive::Fused(_))));
         assert_eq!(replayed[0].inputs().len(), 2);
+    }
+
+    #[test]
+    fn numbers_the_trace_makes_are_words_not_arrays_and_each_replay_makes_its_own() {
+        let x = Array::from_f32(&[1.0, 2.0], &[2]).unwrap();
+        let kept = Array::from_f32(&[0.25], &[]).unwrap();
+        let since = next_serial();
+        let three = Array::from_f32(&[3.0], &[]).unwrap();
+        let scaled = ops::binary(BinaryOp::Multiply, &x, &three, Device::Cpu).unwrap();
+        let out = ops::add(&scaled, &kept, Device::Cpu).unwrap();
+        drop((three, scaled));
+        let tape = Tape::record(std::slice::from_ref(&x), &[out], since).unwrap();
+        assert_eq!(
+            tape.constants().len(),
+            1,
+            "only the array made before the trace"
+        );
+        assert_eq!(tape.constants()[0].id(), kept.id());
+        let operands = |a: &Array| match a.primitive() {
+            Some(Primitive::Fused(_)) => a.inputs(),
+            other => panic!("a fused node, not {other:?}"),
+        };
+        let first = tape.replay(std::slice::from_ref(&x)).unwrap();
+        let second = tape.replay(std::slice::from_ref(&x)).unwrap();
+        let (a, b) = (operands(&first[0]), operands(&second[0]));
+        let literal = |list: &[Array]| {
+            list.iter()
+                .find(|n| n.id() != x.id() && n.id() != kept.id())
+                .cloned()
+                .expect("the literal's array")
+        };
+        let (la, lb) = (literal(&a), literal(&b));
+        assert_ne!(la.id(), lb.id(), "each replay makes its own");
+        assert!(la.is_host_scalar());
+        assert_eq!(
+            la.storage().unwrap().host_words().unwrap()[0],
+            3.0f32.to_bits()
+        );
     }
 
     #[test]

@@ -1,9 +1,16 @@
 //! `compile(fn)`: the JS face of [`crate::compile::Tape`]. The package's `compile` wraps a
 //! `Compiled` in a plain function (`npm/index.js`), so that it takes any number of arguments.
+//!
+//! A `Compiled` never holds `fn`: the wrapper does, and passes it to each call. What Rust
+//! holds of a JS value sits in wasm-bindgen's table of values, which the garbage collector
+//! treats as a root; a traced function that can reach its own compiled wrapper (a closure in
+//! the same scope, a method of the object that keeps it) would then keep both alive forever,
+//! and the tapes' arrays with them. Held by JS alone, such a cycle is collected, and the
+//! wrapper's `FinalizationRegistry` entry frees the tapes.
 
-use rustc_hash::FxHashMap as HashMap;
-use std::cell::RefCell;
-use std::rc::Rc;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
 
 use wasm_bindgen::prelude::*;
 
@@ -38,44 +45,52 @@ enum ArgKey {
     Number(u64),
 }
 
+thread_local! {
+    /// Every compiled function's tapes, weakly: what `memorySnapshot` names as held by
+    /// `compile`. Pruned as tapes are added, so it never outgrows the live ones for long.
+    static TAPES: RefCell<Vec<Weak<Tape>>> = const { RefCell::new(Vec::new()) };
+}
+
 /// A compiled function: the traced tapes by [`Key`], and whether it returns one array.
 #[wasm_bindgen]
 pub struct Compiled {
-    f: js_sys::Function,
     tapes: RefCell<HashMap<Key, (Rc<Tape>, bool)>>,
+    disposed: Cell<bool>,
 }
 
 #[wasm_bindgen]
 impl Compiled {
-    /// Wraps `f`; nothing is traced until the first call.
+    /// A compiled function of `f`, which must be a function; nothing is traced until the
+    /// first call. `f` itself is not kept (see the module documentation).
     #[wasm_bindgen(constructor)]
-    pub fn new(f: JsValue) -> JsResult<Compiled> {
-        let f = f.dyn_into::<js_sys::Function>().map_err(|v| {
-            to_js(Error::Value(format!(
-                "compile: expected a function, got {}",
-                describe(&v)
-            )))
-        })?;
+    pub fn new(f: &JsValue) -> JsResult<Compiled> {
+        function(f)?;
         Ok(Compiled {
-            f,
             tapes: RefCell::default(),
+            disposed: Cell::new(false),
         })
     }
 
-    /// Calls the compiled function with `args` (NDArrays and numbers): traces it on the first
-    /// call with these shapes, dtypes, streams and numbers, then replays.
-    pub fn call(&self, args: js_sys::Array) -> JsResult<JsValue> {
+    /// Calls the compiled `f` with `args` (NDArrays and numbers): traces it on the first call
+    /// with these shapes, dtypes, streams and numbers, then replays.
+    pub fn call(&self, f: &JsValue, args: js_sys::Array) -> JsResult<JsValue> {
+        self.check_live()?;
+        let f = function(f)?;
         let (arrays, key) = arguments(&args).map_err(to_js)?;
         let found = self.tapes.borrow().get(&key).cloned();
         let (tape, single) = match found {
             Some(found) => found,
             None => {
-                let traced = self.trace(&args, &arrays)?;
-                self.tapes.borrow_mut().insert(key, traced.clone());
+                let traced = self.trace(f, &args, &arrays)?;
+                // `f` may have disposed this function while it was traced.
+                if !self.disposed.get() {
+                    note_tape(&traced.0);
+                    self.tapes.borrow_mut().insert(key, traced.clone());
+                }
                 traced
             }
         };
-        let outputs = tape.replay(&arrays);
+        let outputs = tape.replay(&arrays).map_err(to_js)?;
         if single {
             return Ok(NdArray::new(outputs[0].clone()).into());
         }
@@ -91,15 +106,39 @@ impl Compiled {
     pub fn traces(&self) -> usize {
         self.tapes.borrow().len()
     }
+
+    /// Lets go of every tape, and of the arrays they hold, now; later calls throw
+    /// `DisposedArrayError`. Disposing twice does nothing more.
+    pub fn dispose(&self) {
+        self.disposed.set(true);
+        let tapes = std::mem::take(&mut *self.tapes.borrow_mut());
+        drop(tapes);
+    }
 }
 
 impl Compiled {
+    fn check_live(&self) -> JsResult<()> {
+        if self.disposed.get() {
+            return Err(to_js(Error::DisposedArray(
+                "compile: this compiled function has been disposed; compile the function again \
+                 to call it"
+                    .into(),
+            )));
+        }
+        Ok(())
+    }
+
     /// Runs `f` on the call's arguments and records its graph. Every `NDArray` it made is
     /// disposed: the tape holds what it needs.
-    fn trace(&self, args: &js_sys::Array, arrays: &[Array]) -> JsResult<(Rc<Tape>, bool)> {
+    fn trace(
+        &self,
+        f: &js_sys::Function,
+        args: &js_sys::Array,
+        arrays: &[Array],
+    ) -> JsResult<(Rc<Tape>, bool)> {
         let since = next_serial();
         handles::open_scope();
-        let result = self.f.apply(&JsValue::UNDEFINED, args);
+        let result = f.apply(&JsValue::UNDEFINED, args);
         let scope = handles::close_scope();
         let outputs = result.and_then(|value| outputs_of(&value).map_err(to_js));
         scope.into_iter().for_each(handles::dispose);
@@ -109,7 +148,38 @@ impl Compiled {
     }
 }
 
-/// The arrays among `args` (numbers are constants of the trace) and the call's key.
+/// `f` as a function, or the `ValueError` that says it is not one.
+fn function(f: &JsValue) -> JsResult<&js_sys::Function> {
+    f.dyn_ref::<js_sys::Function>().ok_or_else(|| {
+        to_js(Error::Value(format!(
+            "compile: expected a function, got {}",
+            describe(f)
+        )))
+    })
+}
+
+fn note_tape(tape: &Rc<Tape>) {
+    TAPES.with(|tapes| {
+        let mut tapes = tapes.borrow_mut();
+        tapes.retain(|t| t.strong_count() > 0);
+        tapes.push(Rc::downgrade(tape));
+    });
+}
+
+/// The ids of the memory blocks that live compiled functions' tapes hold (their constants'
+/// copies), for `memorySnapshot`'s `owner`.
+pub(crate) fn held_blocks() -> HashSet<u64> {
+    let tapes: Vec<Rc<Tape>> =
+        TAPES.with(|t| t.borrow().iter().filter_map(Weak::upgrade).collect());
+    tapes
+        .iter()
+        .flat_map(|tape| tape.constants())
+        .filter_map(Array::storage)
+        .flat_map(|storage| storage.block_ids())
+        .collect()
+}
+
+/// The arrays among `args` (numbers are literals of the trace) and the call's key.
 fn arguments(args: &js_sys::Array) -> Result<(Vec<Array>, Key), Error> {
     let mut arrays: Vec<Array> = Vec::new();
     let mut keys = Vec::with_capacity(args.length() as usize);

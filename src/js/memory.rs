@@ -7,7 +7,7 @@ use crate::js::error::{JsResult, to_js};
 use crate::js::options::byte_count;
 use crate::js::runtime::release_destroyed_buffers;
 use crate::js::set_property as set;
-use crate::memory::allocator::{self, SnapshotEntry};
+use crate::memory::allocator::{self, SnapshotEntry, Usage};
 use crate::memory::summary::summary;
 use crate::memory::{Scope, stats};
 
@@ -108,13 +108,37 @@ pub fn memory_summary() -> String {
 /// `size`) of a buffer (`segment`) that other blocks may share; `segment` is `null` for host
 /// copies, as `usage` is. `state` is `active` (a live block), `cached` (an idle buffer) or
 /// `inactive` (a free range of a buffer in use). Free ranges have no `id` (`null`) and no
-/// `stream`; `stream` is also `null` for data made outside an evaluation.
+/// `stream`; `stream` is also `null` for data made outside an evaluation. `owner` says what
+/// keeps a block that no array of the page may hold: `"compile"` for an array a compiled
+/// function's trace holds (one it closed over or made from data), `"runtime"` for the
+/// runtime's own buffers (the parameter ring, timestamp resolves), else `null`.
 #[wasm_bindgen(js_name = memorySnapshot)]
 pub fn memory_snapshot() -> js_sys::Array {
-    allocator::snapshot().iter().map(snapshot_entry).collect()
+    let compiled = crate::js::compile::held_blocks();
+    allocator::snapshot()
+        .iter()
+        .map(|entry| {
+            let object = snapshot_entry(entry);
+            let owner = owner(entry, &compiled);
+            set(&object, "owner", owner.map_or(JsValue::NULL, JsValue::from));
+            JsValue::from(object)
+        })
+        .collect()
 }
 
-fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
+fn owner(entry: &SnapshotEntry, compiled: &rustc_hash::FxHashSet<u64>) -> Option<&'static str> {
+    let block = &entry.block;
+    if entry.state != "active" {
+        return None;
+    }
+    match block.usage {
+        Some(Usage::Uniform | Usage::QueryResolve) => Some("runtime"),
+        _ if compiled.contains(&block.id) => Some("compile"),
+        _ => None,
+    }
+}
+
+fn snapshot_entry(entry: &SnapshotEntry) -> js_sys::Object {
     let block = &entry.block;
     let object = js_sys::Object::new();
     // A free range has no block, so no id.
@@ -150,7 +174,7 @@ fn snapshot_entry(entry: &SnapshotEntry) -> JsValue {
     });
     set(&object, "stream", stream);
     set(&object, "op", block.op.into());
-    object.into()
+    object
 }
 
 /// `{free, total}`: `total` is the memory limit, or without one the `gpu` device's

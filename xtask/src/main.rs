@@ -29,7 +29,8 @@ commands:
                     headless Chromium, the npm package's checks (its files, its types, the
                     example app under Vite and webpack), the test pages (tests/pages/) and the
                     demo page end to end; `test package` runs only the package's checks and
-                    the test pages
+                    the test pages; `test page PATH` builds the package and runs one page
+                    of tests/pages/
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the page shows instead
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
@@ -71,6 +72,9 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["build"] => setup::setup(&manifest).and_then(|()| package::build(&manifest)),
         ["test"] => test::test(&manifest),
         ["test", "package"] => test::package_only(&manifest),
+        ["test", "page", page] => setup::setup(&manifest)
+            .and_then(|()| package::build(&manifest))
+            .and_then(|()| pages::run_one(&manifest, page)),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["bench", "peers", rest @ ..] => peers::peers(&manifest, rest),

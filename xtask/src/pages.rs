@@ -9,7 +9,11 @@ use crate::demo;
 use crate::manifest::Manifest;
 
 /// The pages, relative to the repository root, and what each checks.
-const PAGES: [(&str, &str); 2] = [
+const PAGES: [(&str, &str); 3] = [
+    (
+        "tests/pages/compile-memory.html",
+        "a compiled function lets go of what it held: after gc, and at once on dispose()",
+    ),
     (
         "tests/pages/held-memory.html",
         "memory that nothing holds (issue 29's repros, the number-operand loop)",
@@ -19,6 +23,14 @@ const PAGES: [(&str, &str); 2] = [
         "the README's quick start (examples/quickstart.js) in a plain page with an import map",
     ),
 ];
+
+/// Runs one page (a path relative to the repository root) and prints its report.
+pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
+    let served = format!("./{}", page.trim_start_matches("./"));
+    let text = demo::run_page(manifest, &served, "tandemPage", Duration::from_secs(300))?;
+    println!("{text}");
+    Ok(())
+}
 
 /// Runs every page; each counts as one test. Fails after running all if any failed.
 pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {

@@ -1,0 +1,114 @@
+// A compiled function lets go of everything it held: once it is garbage-collected, or at once
+// when it is disposed. A page that compiles a function per shape, per component or per request
+// must not grow. Run by `cargo xtask test` (Chromium started with --js-flags=--expose-gc),
+// reporting through report.js.
+import * as tn from "/pkg/index.js";
+import { report } from "./report.js";
+
+const COUNT = 20;
+
+// Collects garbage ten times over a second, giving finalizers their turn between.
+async function collect() {
+  for (let i = 0; i < 10; i++) {
+    globalThis.gc();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await tn.synchronize();
+}
+
+// Blocks still active, described for a failure report.
+function activeBlocks() {
+  return tn
+    .memorySnapshot()
+    .filter((b) => b.state === "active" && b.usage !== "uniform")
+    .map((b) => `${b.device} ${b.size} B made by ${b.op}${b.owner ? ` held by ${b.owner}` : ""}`);
+}
+
+function check(lines, what, before, after) {
+  lines.push(`${what}: active ${before} -> ${after} bytes`);
+  if (before !== after) {
+    throw new Error(`${lines.join("\n")}\nstill active: ${activeBlocks().join("; ")}`);
+  }
+}
+
+// The page of the report: COUNT functions, each with its own number, each called once inside
+// tidy, its result read and disposed, its input disposed. With `weights`, each function also
+// closes over an array of its own, which the page disposes once it has called it: the trace
+// holds it then, and memorySnapshot() must say so. The traced arrow shares its scope with the
+// one that calls the compiled function, as pages' closures do: a cycle that only the garbage
+// collector can see through. Returns the functions made.
+async function makeAndCall(o, weights) {
+  const fns = [];
+  const s = { stream: o };
+  for (let i = 0; i < COUNT; i++) {
+    const c = 1 + i / 8;
+    const w = weights ? tn.array([0.5, 0.25, -0.5, 1]) : null;
+    const f = tn.compile((a) => tn.exp(tn.add(tn.multiply(a, c, s), w ?? 0.5, s), s));
+    const x = tn.array([0.5, -1, 2, 0.25]);
+    const y = tn.tidy(() => f(x));
+    const got = await y.toArray();
+    const shift = weights ? [0.5, 0.25, -0.5, 1] : [0.5, 0.5, 0.5, 0.5];
+    const want = [0.5, -1, 2, 0.25].map((v, k) => Math.exp(v * c + shift[k]));
+    if (got.some((v, k) => Math.abs(v - want[k]) > 1e-5 * want[k])) {
+      throw new Error(`compile on ${o}: ${got} where ${want} was expected`);
+    }
+    y.dispose();
+    x.dispose();
+    w?.dispose();
+    fns.push(f);
+  }
+  // A weight read on the GPU has two copies, a host block and a GPU block.
+  const held = tn.memorySnapshot().filter((b) => b.state === "active" && b.owner === "compile");
+  const want = weights ? COUNT * (o === "gpu" ? 2 : 1) : 0;
+  if (held.length !== want) {
+    throw new Error(`compile on ${o}: ${held.length} blocks shown as held by compile, not ${want}`);
+  }
+  return fns;
+}
+
+async function dropped(lines, o, weights) {
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
+  let fns = await makeAndCall(o, weights);
+  fns = null;
+  await collect();
+  const what = weights ? "closing over an array" : "with a number";
+  check(lines, `${COUNT} compiled functions on ${o} ${what}, dropped and collected`, before, tn.getActiveMemory());
+}
+
+async function disposed(lines, o, weights) {
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
+  const fns = await makeAndCall(o, weights);
+  for (const f of fns) f.dispose();
+  await tn.synchronize();
+  const what = weights ? "closing over an array" : "with a number";
+  check(lines, `${COUNT} compiled functions on ${o} ${what}, disposed (no gc)`, before, tn.getActiveMemory());
+  const z = tn.zeros([4]);
+  let error;
+  try {
+    fns[0](z);
+  } catch (err) {
+    error = err;
+  }
+  z.dispose();
+  if (!(error instanceof tn.DisposedArrayError) || !/compile/.test(error.message)) {
+    throw new Error(`a disposed compiled function called gave ${error ? `${error.name}: ${error.message}` : "no error"}`);
+  }
+  fns[0].dispose(); // twice is harmless
+}
+
+async function main() {
+  if (typeof globalThis.gc !== "function") throw new Error("this page needs --js-flags=--expose-gc");
+  await tn.initRuntime();
+  const lines = [];
+  for (const o of ["gpu", "cpu"]) {
+    for (const weights of [false, true]) {
+      await dropped(lines, o, weights);
+      await disposed(lines, o, weights);
+    }
+  }
+  return lines.join("\n");
+}
+
+report(main);
