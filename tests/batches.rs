@@ -34,12 +34,9 @@ fn a_concatenate_of_2000_small_gpu_arrays_gives_the_right_values() {
     assert_eq!(words(&runtime, &columns), expected(2000));
     drop((arrays, joined, columns));
     pollster::block_on(runtime.synchronize()).unwrap();
-    let ring = 2 * 1024 * 256;
+    // The ring grew for the batch and went back to one chunk once it was submitted.
     let after = stats().active_bytes.get(Scope::All).current;
-    assert!(
-        after <= before + ring,
-        "only the grown parameter ring stays: {before} -> {after}"
-    );
+    assert!(after <= before, "active bytes {before} -> {after}");
 }
 
 #[test]

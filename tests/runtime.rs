@@ -310,6 +310,44 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
     assert_eq!(cache.len(), 3);
 }
 
+/// Pipelines of generated programs (fused kernels) are bounded: past the bound the least
+/// recently used goes, and the fixed kernels never do.
+#[test]
+fn generated_pipelines_are_bounded_least_recently_used_first() {
+    use tandem::gpu::pipelines::{KernelKey, PipelineCache};
+    let runtime = gpu_runtime();
+    let gpu = runtime.gpu().unwrap();
+    let cache = PipelineCache::with_generated_bound(false, 3);
+    let fixed = KernelKey::new("fill", "", &[]);
+    let program = |p: u64| KernelKey {
+        program: p,
+        ..KernelKey::new("fused", "", &[])
+    };
+    let get = |key: KernelKey| {
+        let source = format!(
+            "@compute @workgroup_size(1) fn main() {{ let x = {}u; }}",
+            key.program
+        );
+        cache.get_or_create(&gpu.device, key, "main", 0, || source);
+    };
+    get(fixed);
+    for p in 1..=3 {
+        get(program(p));
+    }
+    get(program(1));
+    get(program(4));
+    assert!(!cache.contains(&program(2)), "the least recently used went");
+    for kept in [fixed, program(1), program(3), program(4)] {
+        assert!(cache.contains(&kept), "{kept}");
+    }
+    for p in 5..=20 {
+        get(program(p));
+    }
+    assert_eq!(cache.generated(), 3);
+    assert_eq!(cache.len(), 4, "three generated and the fixed kernel");
+    assert!(cache.contains(&fixed));
+}
+
 /// The matmul kernel is chosen by measurement at the first GPU matmul: the adapter's usual
 /// kernel unless another is clearly faster, the reason lists every candidate's time, and a
 /// second runtime on the same adapter reuses the verdict at its first matmul.

@@ -285,6 +285,13 @@ impl CommandBatch {
         }
     }
 
+    /// Lets the parameter ring go back to one chunk. Call it only when no batch holds a
+    /// block: after every batch is submitted (not before: a chunk let go could be destroyed by
+    /// the cache while a command buffer still names it) or discarded.
+    pub fn release_grown_ring(&self) {
+        self.gpu.params.shrink();
+    }
+
     /// Submits what was recorded, then maps its readbacks; nothing happens when the batch is
     /// empty. The caller has confirmed every buffer the work uses (see `device_errors`): a
     /// command buffer that uses a buffer the GPU failed to create fails as a whole.

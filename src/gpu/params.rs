@@ -20,7 +20,8 @@ pub(crate) const PARAM_SLOTS: usize = 1024;
 /// last submit. A batch that holds every block (one node that records more dispatches than
 /// the ring has blocks, such as a `concatenate` of thousands of arrays) makes the ring grow by
 /// a chunk instead of submitting on its own: only the scheduler submits, once the batch's
-/// buffers are confirmed.
+/// buffers are confirmed. Once that batch is submitted the ring goes back to one chunk, so
+/// what it holds is bounded by the batch in flight, not by the largest batch ever.
 #[derive(Debug)]
 pub struct ParamRing {
     device: wgpu::Device,
@@ -70,6 +71,17 @@ impl ParamRing {
         let slot = self.next.get();
         self.next.set((slot + 1) % self.slots());
         Ok(slot)
+    }
+
+    /// Lets go of the chunks a grown ring added, once the batch that needed them is submitted
+    /// (the caller's promise): the queue orders the next batch's writes after that submit, as
+    /// it does for any reused block, and the chunks go back to the allocator's cache.
+    pub(crate) fn shrink(&self) {
+        let mut chunks = self.chunks.borrow_mut();
+        if chunks.len() > 1 {
+            chunks.truncate(1);
+            self.next.set(0);
+        }
     }
 
     /// The chunk and offset of block `slot`.

@@ -7,7 +7,7 @@
 //! serves every kernel.
 
 use rustc_hash::FxHashMap as HashMap;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::Rc;
 
@@ -24,8 +24,9 @@ pub struct KernelKey {
     pub dtypes: [Option<DType>; 4],
     /// Anything else the source is specialized on (operand kinds, a tile shape), packed.
     pub variant: u32,
-    /// A generated program's number (fused kernels: one per distinct source), or 0.
-    pub program: u32,
+    /// A generated program's number (fused kernels: one per distinct source), or 0. Numbers
+    /// are never given out twice, so a pipeline found by one was made from its source.
+    pub program: u64,
 }
 
 impl KernelKey {
@@ -71,10 +72,27 @@ pub struct Kernel {
     pub name: Rc<str>,
 }
 
+/// The most pipelines of generated programs kept: a page that compiles new functions without
+/// end must not keep a pipeline for each. The least recently used goes first. Every other
+/// kernel is one of a fixed set (op, dtypes, variant), so those need no bound.
+pub const GENERATED_BOUND: usize = 512;
+
+#[derive(Debug)]
+struct Entry {
+    kernel: Rc<Kernel>,
+    /// When it was last asked for, on [`PipelineCache`]'s clock.
+    used: Cell<u64>,
+}
+
 /// Pipelines by [`KernelKey`], and the bind group layouts by input count.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PipelineCache {
-    pipelines: RefCell<HashMap<KernelKey, Rc<Kernel>>>,
+    pipelines: RefCell<HashMap<KernelKey, Entry>>,
+    /// Counts lookups, to find the least recently used generated pipeline.
+    clock: Cell<u64>,
+    generated: Cell<usize>,
+    /// [`GENERATED_BOUND`], or a test's own.
+    bound: usize,
     layouts: RefCell<HashMap<usize, wgpu::BindGroupLayout>>,
     /// math.wgsl's `BUILTIN_EXP`, the same for every pipeline of a device.
     builtin_exp: bool,
@@ -88,9 +106,18 @@ impl PipelineCache {
     /// A cache whose kernels use the built-in `exp` where `builtin_exp` (see
     /// `gpu/math_probe.rs`).
     pub fn new(builtin_exp: bool) -> PipelineCache {
+        PipelineCache::with_generated_bound(builtin_exp, GENERATED_BOUND)
+    }
+
+    /// A cache that keeps at most `bound` pipelines of generated programs.
+    pub fn with_generated_bound(builtin_exp: bool, bound: usize) -> PipelineCache {
         PipelineCache {
+            pipelines: RefCell::default(),
+            clock: Cell::new(0),
+            generated: Cell::new(0),
+            bound: bound.max(1),
+            layouts: RefCell::default(),
             builtin_exp,
-            ..Default::default()
         }
     }
 
@@ -109,8 +136,11 @@ impl PipelineCache {
         inputs: usize,
         source: impl FnOnce() -> String,
     ) -> Rc<Kernel> {
-        if let Some(kernel) = self.pipelines.borrow().get(&key) {
-            return kernel.clone();
+        let now = self.clock.get() + 1;
+        self.clock.set(now);
+        if let Some(entry) = self.pipelines.borrow().get(&key) {
+            entry.used.set(now);
+            return entry.kernel.clone();
         }
         let name: Rc<str> = key.to_string().into();
         let source = source();
@@ -147,8 +177,43 @@ impl PipelineCache {
             layout: bind_layout,
             name,
         });
-        self.pipelines.borrow_mut().insert(key, kernel.clone());
+        if key.program != 0 {
+            self.make_room_for_generated();
+        }
+        let entry = Entry {
+            kernel: kernel.clone(),
+            used: Cell::new(now),
+        };
+        self.pipelines.borrow_mut().insert(key, entry);
         kernel
+    }
+
+    /// Drops the least recently used generated pipeline when the bound's worth are kept,
+    /// and counts the one about to be added. A scan, but only beside a shader compile.
+    fn make_room_for_generated(&self) {
+        let mut pipelines = self.pipelines.borrow_mut();
+        if self.generated.get() >= self.bound {
+            let oldest = pipelines
+                .iter()
+                .filter(|(key, _)| key.program != 0)
+                .min_by_key(|(_, entry)| entry.used.get())
+                .map(|(key, _)| *key);
+            if let Some(key) = oldest {
+                pipelines.remove(&key);
+                self.generated.set(self.generated.get() - 1);
+            }
+        }
+        self.generated.set(self.generated.get() + 1);
+    }
+
+    /// Whether a pipeline for `key` is kept.
+    pub fn contains(&self, key: &KernelKey) -> bool {
+        self.pipelines.borrow().contains_key(key)
+    }
+
+    /// Pipelines of generated programs kept now.
+    pub fn generated(&self) -> usize {
+        self.generated.get()
     }
 
     /// The layout of a kernel with `inputs` read-only storage buffers.

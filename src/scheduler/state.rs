@@ -55,6 +55,14 @@ impl State {
         }
     }
 
+    /// The ring grows for a batch that needs more blocks than it has; once no batch holds
+    /// any, it goes back to one chunk.
+    fn release_grown_ring(&self) {
+        if let Some(batch) = &self.batch {
+            batch.release_grown_ring();
+        }
+    }
+
     /// Whether unsubmitted work writes `storage`.
     pub(super) fn is_pending_write(&self, storage: &Rc<Storage>) -> bool {
         self.pending_writes.contains(&Rc::as_ptr(storage))
@@ -91,6 +99,7 @@ impl State {
     /// its dispatches bind the same buffers together and find their bind groups cached.
     pub(super) fn submit(&mut self) {
         self.batches().for_each(CommandBatch::submit);
+        self.release_grown_ring();
         self.pending_writes.clear();
         for node in self.recorded.drain(..).rev() {
             node.release_inputs();
@@ -102,6 +111,7 @@ impl State {
     /// again; [`State::settle`] drops them.
     pub(super) fn discard(&mut self) {
         self.batches().for_each(CommandBatch::discard);
+        self.release_grown_ring();
         self.pending_writes.clear();
         for node in std::mem::take(&mut self.recorded) {
             node.clear_data();

@@ -40,16 +40,39 @@ pub const MAX_INPUTS: usize = 6;
 
 /// A generated header and the number that names its pipelines.
 struct Program {
-    id: u32,
+    id: u64,
     header: Rc<str>,
     inputs: Vec<String>,
 }
+
+/// Programs remembered before these caches start over: a page that makes new programs
+/// without end must not keep every one. A program forgotten and seen again gets a new number
+/// (numbers are never given out twice, so no pipeline of another source answers to it), and
+/// the pipeline cache lets the old number's pipeline go in its turn.
+const PROGRAM_BOUND: usize = 1024;
 
 thread_local! {
     /// Programs by expression, so that a replayed node costs a lookup, not a source.
     static BY_EXPR: RefCell<HashMap<FusedExpr, Rc<Program>>> = RefCell::default();
     /// Program numbers by source text.
-    static BY_SOURCE: RefCell<HashMap<Rc<str>, u32>> = RefCell::default();
+    static BY_SOURCE: RefCell<HashMap<Rc<str>, u64>> = RefCell::default();
+    static NEXT_PROGRAM: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+}
+
+/// Inserts into a cache of at most [`PROGRAM_BOUND`] entries, emptying it first when full.
+fn insert_bounded<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V) {
+    if map.len() >= PROGRAM_BOUND {
+        map.clear();
+    }
+    map.insert(key, value);
+}
+
+/// Programs remembered now, by expression and by source.
+pub fn programs_kept() -> (usize, usize) {
+    (
+        BY_EXPR.with(|p| p.borrow().len()),
+        BY_SOURCE.with(|s| s.borrow().len()),
+    )
 }
 
 /// Records the fused node's kernel and returns its output buffer. Inputs the `vec4` kernel
@@ -116,8 +139,12 @@ fn program(expr: &FusedExpr) -> Rc<Program> {
     let header: Rc<str> = header(expr).into();
     let id = BY_SOURCE.with(|s| {
         let mut s = s.borrow_mut();
-        let next = s.len() as u32 + 1;
-        *s.entry(header.clone()).or_insert(next)
+        if let Some(&id) = s.get(&header) {
+            return id;
+        }
+        let id = NEXT_PROGRAM.with(|n| n.replace(n.get() + 1));
+        insert_bounded(&mut s, header.clone(), id);
+        id
     });
     let inputs = expr
         .steps
@@ -127,7 +154,7 @@ fn program(expr: &FusedExpr) -> Rc<Program> {
         .map(|(k, _)| format!("In{k}"))
         .collect();
     let program = Rc::new(Program { id, header, inputs });
-    BY_EXPR.with(|p| p.borrow_mut().insert(expr.clone(), program.clone()));
+    BY_EXPR.with(|p| insert_bounded(&mut p.borrow_mut(), expr.clone(), program.clone()));
     program
 }
 
@@ -199,6 +226,31 @@ fn suffix(dtypes: &[DType]) -> String {
 mod tests {
     use super::*;
     use crate::primitive::{BinaryOp, UnaryOp};
+
+    #[test]
+    fn programs_are_remembered_up_to_a_bound_and_never_share_a_number() {
+        let expr = |k: usize| FusedExpr {
+            steps: std::iter::once(Step::Input(0))
+                .chain((0..k).map(|i| Step::Unary(UnaryOp::Exp, i)))
+                .collect(),
+            dtypes: vec![DType::Float32; k + 1],
+        };
+        let mut ids = std::collections::HashSet::new();
+        for k in 1..=PROGRAM_BOUND + 100 {
+            assert!(
+                ids.insert(program(&expr(k)).id),
+                "a new program, a new number"
+            );
+            let (by_expr, by_source) = programs_kept();
+            assert!(by_expr <= PROGRAM_BOUND && by_source <= PROGRAM_BOUND);
+        }
+        let again = program(&expr(1)).id;
+        assert!(
+            ids.insert(again),
+            "a program forgotten and seen again gets a new number"
+        );
+        assert_eq!(program(&expr(1)).id, again, "and keeps it while remembered");
+    }
 
     #[test]
     fn the_header_defines_each_op_once_and_calls_them_in_order() {
