@@ -23,10 +23,11 @@ wasm_bindgen_test_configure!(run_in_browser);
 mod web_common;
 mod web_programs;
 
-use web_common::{describe, get, runtime_info, settle, stat};
+use web_common::{collect_garbage, describe, get, runtime_info, settle, stat};
+use web_programs::compiled::{self, PageFunction, RefFunction};
 use web_programs::generate::{Known, State, propose};
 use web_programs::page::{Arrays, dispose, read, words_of};
-use web_programs::{Program, Rng, Step};
+use web_programs::{Arg, Program, Rng, Step, known_of};
 
 /// What a reference step did.
 enum Applied {
@@ -41,6 +42,8 @@ enum Applied {
 struct Reference {
     page: Arrays,
     known: Vec<Option<Known>>,
+    /// Compiled functions, by the program's numbering; `None` once disposed or dropped.
+    functions: Vec<Option<RefFunction>>,
     /// Per promise: a read's words, or `None` for an evaluate.
     reads: Vec<Option<Vec<u64>>>,
 }
@@ -50,23 +53,52 @@ impl Reference {
         Reference {
             page: Arrays::new(),
             known: Vec::new(),
+            functions: Vec::new(),
             reads: Vec::new(),
+        }
+    }
+
+    /// Keeps arrays a call made.
+    fn keep(&mut self, made: &[JsValue]) -> Applied {
+        for array in made {
+            self.known.push(Some(known_of(self.known.len(), array)));
+            self.page.arrays.push(Some(array.clone()));
+        }
+        Applied::Made(made.len())
+    }
+
+    /// A compiled function's call, run plainly (the interleaved run compiles it). An array
+    /// the function closed over and the page disposed since is refused as a bad call is.
+    fn call_compiled(&mut self, f: usize, args: &[Arg]) -> Result<Applied, String> {
+        let Some(function) = self.functions[f].as_mut() else {
+            return Ok(Applied::Refused);
+        };
+        match function.call(&self.page, args) {
+            Ok(made) => Ok(self.keep(&made)),
+            Err(err) if refusal(&err) || error_name(&err) == "DisposedArrayError" => {
+                Ok(Applied::Refused)
+            }
+            Err(err) => Err(format!("compiled function {f} threw {}", describe(&err))),
         }
     }
 
     async fn apply(&mut self, step: &Step) -> Result<Applied, String> {
         match step {
             Step::Make { call, .. } => match self.page.make(call) {
-                Ok(made) => {
-                    for array in &made {
-                        self.known.push(Some(known(self.known.len(), array)));
-                        self.page.arrays.push(Some(array.clone()));
-                    }
-                    Ok(Applied::Made(made.len()))
-                }
+                Ok(made) => Ok(self.keep(&made)),
                 Err(err) if refusal(&err) => Ok(Applied::Refused),
                 Err(err) => Err(format!("{} threw {}", call.op, describe(&err))),
             },
+            Step::Compile(function) => {
+                self.functions
+                    .push(Some(RefFunction::new(function, &self.page)));
+                Ok(Applied::Done)
+            }
+            Step::CallCompiled { f, args, .. } => self.call_compiled(*f, args),
+            Step::DisposeCompiled(f) | Step::DropCompiled(f) => {
+                self.functions[*f] = None;
+                Ok(Applied::Done)
+            }
             Step::Evaluate(xs) => {
                 let list: Vec<JsValue> = xs.iter().map(|&x| self.page.get(x).clone()).collect();
                 let promise = evaluate(list).map_err(|e| describe(&e))?;
@@ -119,18 +151,6 @@ fn refusal(err: &JsValue) -> bool {
     matches!(name.as_str(), "ShapeError" | "DTypeError" | "ValueError")
 }
 
-fn known(index: usize, array: &JsValue) -> Known {
-    let shape = js_sys::Array::from(&get(array, "shape"))
-        .iter()
-        .map(|d| d.as_f64().unwrap() as usize)
-        .collect();
-    Known {
-        index,
-        shape,
-        dtype: get(array, "dtype").as_string().unwrap(),
-    }
-}
-
 /// Makes a program of about `len` steps by running it (see `web_programs`), then reads every
 /// live array and awaits every open promise; returns it with its reference reads.
 async fn generate(rng: &mut Rng, len: usize) -> Result<(Program, Vec<Option<Vec<u64>>>), String> {
@@ -160,11 +180,13 @@ async fn make(
             open: &open,
             big,
         };
-        for mut step in propose(rng, &state) {
+        let proposal = compiled::propose(rng, &reference.page, &live, &reference.functions)
+            .unwrap_or_else(|| propose(rng, &state));
+        for mut step in proposal {
             match reference.apply(&step).await? {
                 Applied::Refused => break,
                 Applied::Made(made) => {
-                    if let Step::Make { count, .. } = &mut step {
+                    if let Step::Make { count, .. } | Step::CallCompiled { count, .. } = &mut step {
                         *count = made;
                     }
                 }
@@ -219,6 +241,8 @@ async fn reference_of(program: &Program) -> Result<Option<Vec<Option<Vec<u64>>>>
 /// The interleaved run: calls started as the program says, promises awaited when it says.
 struct Page {
     arrays: Arrays,
+    /// Compiled functions, by the program's numbering; `None` once disposed or dropped.
+    functions: Vec<Option<PageFunction>>,
     promises: Vec<Option<(js_sys::Promise, bool)>>,
     /// Active bytes when the program started; limits are set above it.
     base: f64,
@@ -228,6 +252,7 @@ impl Page {
     fn new() -> Page {
         Page {
             arrays: Arrays::new(),
+            functions: Vec::new(),
             promises: Vec::new(),
             base: stat("active_bytes.all.current"),
         }
@@ -272,13 +297,46 @@ impl Page {
             }
             Step::ClearCache => clear_cache(),
             Step::FailNextBuffer => fail_next_buffers_for_tests(1),
+            Step::Compile(function) => {
+                let captured = function.captures.iter();
+                let captured = captured.map(|&c| self.arrays.get(c).clone()).collect();
+                let compiled = PageFunction::new(function, &self.arrays.streams, captured);
+                self.functions.push(Some(compiled));
+            }
+            Step::CallCompiled { f, args, tidy, .. } => {
+                let function = self.functions[*f].as_ref().expect("a live function");
+                let args: js_sys::Array = args.iter().map(|a| self.arrays.value(a)).collect();
+                let made = match function.call(args.clone(), *tidy) {
+                    Err(err) if error_name(&err) == "MemoryLimitError" => {
+                        // A number's array past the limit: lift it and call again.
+                        set_memory_limit(f64::INFINITY).unwrap();
+                        function.call(args, *tidy)
+                    }
+                    other => other,
+                };
+                let made = made.map_err(|e| format!("f[{f}] threw {}", describe(&e)))?;
+                self.arrays.arrays.extend(made.into_iter().map(Some));
+            }
+            Step::DisposeCompiled(f) => {
+                let function = self.functions[*f].take().expect("a live function");
+                function.dispose();
+            }
+            Step::DropCompiled(f) => self.functions[*f] = None,
         }
         Ok(())
     }
 
+    /// Disposes every array; disposes every other compiled function and drops the rest for
+    /// the garbage collector.
     fn dispose_all(&mut self) {
         for array in self.arrays.arrays.drain(..).flatten() {
             dispose(&array);
+        }
+        for (i, function) in self.functions.drain(..).enumerate() {
+            match function {
+                Some(function) if i % 2 == 0 => function.dispose(),
+                _ => {}
+            }
         }
     }
 }
@@ -367,6 +425,10 @@ async fn run_program(program: &Program, reads: &[Option<Vec<u64>>]) -> Result<()
             .map_err(|e| format!("synchronize failed: {}", describe(&e)))?;
     }
     outcome?;
+    // Dropped compiled functions free their traces when the garbage collector takes them.
+    if program.steps.iter().any(|s| matches!(s, Step::Compile(_))) {
+        collect_garbage().await;
+    }
     check_memory(&before)
 }
 
@@ -501,9 +563,16 @@ async fn random_interleavings_give_the_sequential_values() {
         };
         steps += program.steps.len();
         for step in &program.steps {
-            if let Step::Make { call, .. } = step {
-                *calls.entry(call.op).or_default() += 1;
-            }
+            let name = match step {
+                Step::Make { call, .. } => call.op,
+                Step::Compile(_) => "compile",
+                Step::CallCompiled { tidy: false, .. } => "compiled call",
+                Step::CallCompiled { tidy: true, .. } => "compiled call in tidy",
+                Step::DisposeCompiled(_) => "compiled dispose",
+                Step::DropCompiled(_) => "compiled drop",
+                _ => continue,
+            };
+            *calls.entry(name).or_default() += 1;
         }
         let Err(first) = run_program(&program, &reads).await else {
             continue;
@@ -520,6 +589,7 @@ async fn random_interleavings_give_the_sequential_values() {
     let missing: Vec<&str> = ALL_OPS
         .iter()
         .chain(&MORE_CREATION)
+        .chain(&COMPILED)
         .copied()
         .filter(|op| !calls.contains_key(op))
         .collect();
@@ -605,6 +675,15 @@ const ALL_OPS: [&str; 64] = [
     "array",
     "zeros",
     "ones",
+];
+
+/// What programs do with compiled functions, also in every long run.
+const COMPILED: [&str; 5] = [
+    "compile",
+    "compiled call",
+    "compiled call in tidy",
+    "compiled dispose",
+    "compiled drop",
 ];
 
 /// The creation ops beyond `array`, `zeros` and `ones`, also in every long run.

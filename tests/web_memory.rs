@@ -60,24 +60,6 @@ async fn read_i32(array: &JsValue) -> Vec<i32> {
     js_sys::Int32Array::from(typed).to_vec()
 }
 
-/// Collects garbage (Chromium runs with --js-flags=--expose-gc) and lets the
-/// FinalizationRegistry callbacks run, until active memory stops changing.
-async fn collect_garbage() {
-    let gc: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"gc".into())
-        .unwrap()
-        .dyn_into()
-        .expect("Chromium runs with --js-flags=--expose-gc");
-    let mut last = f64::NAN;
-    for _ in 0..20 {
-        gc.call0(&JsValue::NULL).unwrap();
-        sleep_ms(20).await;
-        if get_active_memory() == last {
-            return;
-        }
-        last = get_active_memory();
-    }
-}
-
 fn error_kind(err: JsValue) -> String {
     err.dyn_into::<js_sys::Error>().unwrap().name().into()
 }
@@ -464,16 +446,6 @@ fn make_and_forget(count: usize) {
         holder.push(&host_zeros(16384.0).unwrap().into());
     }
     holder.set_length(0);
-}
-
-async fn sleep_ms(ms: i32) {
-    let make =
-        js_sys::Function::new_with_args("ms", "return new Promise(done => setTimeout(done, ms))");
-    let promise: js_sys::Promise = make
-        .call1(&JsValue::NULL, &ms.into())
-        .unwrap()
-        .unchecked_into();
-    JsFuture::from(promise).await.unwrap();
 }
 
 #[wasm_bindgen_test]

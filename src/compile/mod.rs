@@ -14,6 +14,12 @@
 //! does, and it goes with that call's nodes; a GPU kernel reads it as a parameter word either
 //! way. Constants are arrays, held (and counted) for as long as the tape lives.
 //!
+//! The function is traced on stand-ins for the call's arrays (a view of each, a node of its
+//! own), never on the arrays themselves: an array it closes over may also be an argument of
+//! the traced call, and the tape must tell the two apart. Traced on the argument itself, the
+//! closed-over array would be recorded as the input, and a later call would use its own
+//! argument where the function meant the array it closed over.
+//!
 //! A traced function must stay lazy: an array it evaluated or read while tracing would be a
 //! constant of the tape, silently the same on every call, so tracing refuses it. Random ops
 //! inside it would draw the same numbers on every replay, so tracing refuses them too.
@@ -198,6 +204,24 @@ impl Tape {
     }
 }
 
+/// Stand-ins for a call's arrays to trace the function on: a view of each, so that the trace
+/// computes what the call would, through nodes that are the call's alone. An array passed
+/// twice has one stand-in, as the key of the call says.
+pub fn stand_ins(arrays: &[Array]) -> Vec<Array> {
+    let mut made: Vec<Array> = Vec::with_capacity(arrays.len());
+    for (k, x) in arrays.iter().enumerate() {
+        if let Some(j) = arrays[..k].iter().position(|a| a.id() == x.id()) {
+            made.push(made[j].clone());
+            continue;
+        }
+        let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+        let view = crate::ops::shape::reshape(x, &shape, x.stream())
+            .expect("an array reshapes to its own shape");
+        made.push(view);
+    }
+    made
+}
+
 /// The traced graph's nodes, each after its operands, stopping at inputs, evaluated nodes
 /// and data.
 fn walk(outputs: &[Array], input_of: &HashMap<usize, usize>) -> Vec<Array> {
@@ -274,6 +298,34 @@ mod tests {
             la.storage().unwrap().host_words().unwrap()[0],
             3.0f32.to_bits()
         );
+    }
+
+    #[test]
+    fn an_array_closed_over_that_is_also_the_argument_stays_a_constant() {
+        let k = Array::from_f32(&[2.0, 3.0], &[2]).unwrap();
+        let f = |x: &Array| {
+            let neg = ops::unary(UnaryOp::Neg, &k, Device::Cpu).unwrap();
+            ops::add(&neg, x, Device::Cpu).unwrap()
+        };
+        let args = [k.clone()];
+        let traced_on = stand_ins(&args);
+        assert_ne!(traced_on[0].id(), k.id());
+        let since = next_serial();
+        let out = f(&traced_on[0]);
+        let tape = Tape::record(&traced_on, &[out], since).unwrap();
+        assert_eq!(tape.constants().len(), 1);
+        assert_eq!(tape.constants()[0].id(), k.id(), "k is the constant");
+        let other = Array::from_f32(&[10.0, 20.0], &[2]).unwrap();
+        let replayed = tape.replay(std::slice::from_ref(&other)).unwrap();
+        let inputs = replayed[0].inputs();
+        assert!(inputs.iter().any(|a| a.id() == k.id()), "reads k");
+        assert!(
+            inputs.iter().any(|a| a.id() == other.id()),
+            "and the new argument"
+        );
+        let twice = stand_ins(&[k.clone(), k.clone(), other.clone()]);
+        assert_eq!(twice[0].id(), twice[1].id());
+        assert_ne!(twice[0].id(), twice[2].id());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
 use crate::array::{Array, next_serial};
-use crate::compile::Tape;
+use crate::compile::{Tape, stand_ins};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::js::error::{JsResult, to_js};
@@ -128,22 +128,33 @@ impl Compiled {
         Ok(())
     }
 
-    /// Runs `f` on the call's arguments and records its graph. Every `NDArray` it made is
-    /// disposed: the tape holds what it needs.
+    /// Runs `f` on stand-ins for the call's arrays (see [`stand_ins`]) and records its
+    /// graph. Every `NDArray` made meanwhile is disposed, the stand-ins' handles too: the tape
+    /// holds what it needs.
     fn trace(
         &self,
         f: &js_sys::Function,
         args: &js_sys::Array,
         arrays: &[Array],
     ) -> JsResult<(Rc<Tape>, bool)> {
-        let since = next_serial();
+        let traced_on = stand_ins(arrays);
         handles::open_scope();
-        let result = f.apply(&JsValue::UNDEFINED, args);
+        let mut next = traced_on.iter();
+        let traced_args: js_sys::Array = args
+            .iter()
+            .map(|arg| match arg.as_f64() {
+                Some(_) => arg,
+                None => NdArray::new(next.next().expect("a stand-in per array").clone()).into(),
+            })
+            .collect();
+        let since = next_serial();
+        let result = f.apply(&JsValue::UNDEFINED, &traced_args);
+        drop(traced_args);
         let scope = handles::close_scope();
         let outputs = result.and_then(|value| outputs_of(&value).map_err(to_js));
         scope.into_iter().for_each(handles::dispose);
         let (outputs, single) = outputs?;
-        let tape = Tape::record(arrays, &outputs, since).map_err(to_js)?;
+        let tape = Tape::record(&traced_on, &outputs, since).map_err(to_js)?;
         Ok((Rc::new(tape), single))
     }
 }

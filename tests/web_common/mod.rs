@@ -5,7 +5,7 @@ use js_sys::{Array as JsArray, Float32Array, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use tandem::js::memory::memory_stats;
+use tandem::js::memory::{get_active_memory, memory_stats};
 use tandem::js::ndarray::NdArray;
 use tandem::js::ops::array;
 use tandem::js::runtime::init_runtime;
@@ -121,5 +121,34 @@ pub fn describe(err: &JsValue) -> String {
     match err.dyn_ref::<js_sys::Error>() {
         Some(e) => format!("{}: {}", String::from(e.name()), String::from(e.message())),
         None => format!("{err:?}"),
+    }
+}
+
+/// Resolves after `ms` milliseconds, as `setTimeout` does.
+pub async fn sleep_ms(ms: i32) {
+    let make =
+        js_sys::Function::new_with_args("ms", "return new Promise(done => setTimeout(done, ms))");
+    let promise: js_sys::Promise = make
+        .call1(&JsValue::NULL, &ms.into())
+        .unwrap()
+        .unchecked_into();
+    JsFuture::from(promise).await.unwrap();
+}
+
+/// Collects garbage (Chromium runs with --js-flags=--expose-gc) and lets the
+/// FinalizationRegistry callbacks run, until active memory stops changing.
+pub async fn collect_garbage() {
+    let gc: js_sys::Function = Reflect::get(&js_sys::global(), &"gc".into())
+        .unwrap()
+        .dyn_into()
+        .expect("Chromium runs with --js-flags=--expose-gc");
+    let mut last = f64::NAN;
+    for _ in 0..20 {
+        gc.call0(&JsValue::NULL).unwrap();
+        sleep_ms(20).await;
+        if get_active_memory() == last {
+            return;
+        }
+        last = get_active_memory();
     }
 }

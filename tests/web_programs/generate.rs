@@ -285,7 +285,8 @@ fn axes(rng: &mut Rng, rank: usize) -> Option<Arg> {
     }
 }
 
-fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
+/// An op on a live array, after the partner arrays it makes for it.
+pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
     let x = pick(rng, state.live).clone();
     let rank = x.shape.len();
     let mut steps = Vec::new();

@@ -10,8 +10,13 @@
 //! the JS a page runs, and its shrinking; `generate` proposes steps and `page` runs them.
 #![allow(dead_code)]
 
+pub mod compiled;
 pub mod generate;
 pub mod page;
+
+use compiled::Function;
+use generate::Known;
+use wasm_bindgen::JsValue;
 
 /// Streams of a program, by index: the two defaults, then one new stream per device.
 pub const STREAMS: [&str; 4] = ["\"cpu\"", "\"gpu\"", "s2", "s3"];
@@ -86,6 +91,18 @@ pub enum Step {
     ClearCache,
     /// The GPU reports that it could not create the next buffer (as its error scope would).
     FailNextBuffer,
+    /// Compiles a function, the program's next (`f[n]`).
+    Compile(Function),
+    /// Calls function `f` (inside `tidy` or not); it makes `count` arrays.
+    CallCompiled {
+        f: usize,
+        args: Vec<Arg>,
+        tidy: bool,
+        count: usize,
+    },
+    DisposeCompiled(usize),
+    /// Lets go of function `f` for the garbage collector.
+    DropCompiled(usize),
 }
 
 impl Step {
@@ -95,7 +112,33 @@ impl Step {
             Step::Make { call, .. } => call.inputs(),
             Step::Evaluate(list) => list.clone(),
             Step::Read(i) | Step::Dispose(i) => vec![*i],
+            Step::Compile(function) => function.captures.clone(),
+            Step::CallCompiled { args, .. } => args
+                .iter()
+                .filter_map(|a| match a {
+                    Arg::Array(i) => Some(*i),
+                    _ => None,
+                })
+                .collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// The function the step uses, if any.
+    pub fn function(&self) -> Option<usize> {
+        match self {
+            Step::CallCompiled { f, .. } | Step::DisposeCompiled(f) | Step::DropCompiled(f) => {
+                Some(*f)
+            }
+            _ => None,
+        }
+    }
+
+    /// Arrays the step makes.
+    pub fn made(&self) -> usize {
+        match self {
+            Step::Make { count, .. } | Step::CallCompiled { count, .. } => *count,
+            _ => 0,
         }
     }
 
@@ -117,21 +160,24 @@ impl Program {
         if matches!(self.steps[at], Step::Await(_)) {
             return None;
         }
-        let mut arrays = 0usize;
-        let mut promises = 0usize;
-        // Old array index -> new, and old promise index -> new; None: dropped.
+        let (mut arrays, mut promises, mut functions) = (0usize, 0usize, 0usize);
+        // Old array, promise and function index -> new; None: dropped.
         let mut array_map: Vec<Option<usize>> = Vec::new();
         let mut promise_map: Vec<Option<usize>> = Vec::new();
+        let mut function_map: Vec<Option<usize>> = Vec::new();
         let mut steps = Vec::new();
         for (i, step) in self.steps.iter().enumerate() {
             let uses_dropped = step.uses().iter().any(|&a| array_map[a].is_none());
             let awaits_dropped = matches!(step, Step::Await(p) if promise_map[*p].is_none());
-            let dropped = i == at || uses_dropped || awaits_dropped;
-            let made = match step {
-                Step::Make { count, .. } => *count,
-                _ => 0,
-            };
-            for _ in 0..made {
+            let function_dropped = step.function().is_some_and(|f| function_map[f].is_none());
+            let dropped = i == at || uses_dropped || awaits_dropped || function_dropped;
+            if matches!(step, Step::Compile(_)) {
+                function_map.push((!dropped).then(|| {
+                    functions += 1;
+                    functions - 1
+                }));
+            }
+            for _ in 0..step.made() {
                 array_map.push((!dropped).then(|| {
                     arrays += 1;
                     arrays - 1
@@ -144,7 +190,7 @@ impl Program {
                 }));
             }
             if !dropped {
-                steps.push(renumber(step, &array_map, &promise_map));
+                steps.push(renumber(step, &array_map, &promise_map, &function_map));
             }
         }
         Some(Program { steps })
@@ -155,11 +201,35 @@ impl Program {
         let mut out = String::from(
             "import * as tn from \"tandem\";\nawait tn.initRuntime();\n\
              const s2 = tn.newStream(\"cpu\"), s3 = tn.newStream(\"gpu\");\n\
-             const base = tn.getActiveMemory();\nconst a = [], p = [];\n",
+             const base = tn.getActiveMemory();\nconst a = [], p = [], f = [];\n",
         );
-        let mut arrays = 0;
+        let (mut arrays, mut functions) = (0, 0);
         for step in &self.steps {
             let line = match step {
+                Step::Compile(function) => {
+                    functions += 1;
+                    function.to_js(functions - 1)
+                }
+                Step::CallCompiled {
+                    f,
+                    args,
+                    tidy,
+                    count,
+                } => {
+                    let args: Vec<String> = args.iter().map(arg_js).collect();
+                    let mut text = format!("f[{f}]({})", args.join(", "));
+                    if *tidy {
+                        text = format!("tn.tidy(() => {text})");
+                    }
+                    let line = match count {
+                        1 => format!("a[{arrays}] = {text};"),
+                        _ => format!("a.push(...{text}); // a[{arrays}..{}]", arrays + count),
+                    };
+                    arrays += count;
+                    line
+                }
+                Step::DisposeCompiled(f) => format!("f[{f}].dispose();"),
+                Step::DropCompiled(f) => format!("f[{f}] = null; // for the garbage collector"),
                 Step::Make { call, count } => {
                     let text = call_js(call);
                     let line = if *count == 1 {
@@ -190,29 +260,53 @@ impl Program {
             out.push_str(&line);
             out.push('\n');
         }
-        out.push_str("// each read must equal the same calls awaited in program order\n");
+        out.push_str(
+            "// each read must equal the same calls awaited in program order, each compiled \
+             function's body run plainly\n",
+        );
         out
     }
 }
 
-fn renumber(step: &Step, arrays: &[Option<usize>], promises: &[Option<usize>]) -> Step {
+fn renumber(
+    step: &Step,
+    arrays: &[Option<usize>],
+    promises: &[Option<usize>],
+    functions: &[Option<usize>],
+) -> Step {
     let a = |i: &usize| arrays[*i].expect("a kept step uses kept arrays");
+    let f = |i: &usize| functions[*i].expect("a kept step uses kept functions");
+    let map_arg = |arg: &Arg| match arg {
+        Arg::Array(i) => Arg::Array(a(i)),
+        Arg::Arrays(list) => Arg::Arrays(list.iter().map(a).collect()),
+        other => other.clone(),
+    };
     match step {
-        Step::Make { call, count } => {
-            let map_arg = |arg: &Arg| match arg {
-                Arg::Array(i) => Arg::Array(a(i)),
-                Arg::Arrays(list) => Arg::Arrays(list.iter().map(a).collect()),
-                other => other.clone(),
-            };
-            Step::Make {
-                call: Call {
-                    op: call.op,
-                    args: call.args.iter().map(map_arg).collect(),
-                    opts: call.opts.iter().map(|(k, v)| (*k, map_arg(v))).collect(),
-                },
-                count: *count,
-            }
-        }
+        Step::Compile(function) => Step::Compile(Function {
+            captures: function.captures.iter().map(a).collect(),
+            ..function.clone()
+        }),
+        Step::CallCompiled {
+            f: n,
+            args,
+            tidy,
+            count,
+        } => Step::CallCompiled {
+            f: f(n),
+            args: args.iter().map(map_arg).collect(),
+            tidy: *tidy,
+            count: *count,
+        },
+        Step::DisposeCompiled(n) => Step::DisposeCompiled(f(n)),
+        Step::DropCompiled(n) => Step::DropCompiled(f(n)),
+        Step::Make { call, count } => Step::Make {
+            call: Call {
+                op: call.op,
+                args: call.args.iter().map(map_arg).collect(),
+                opts: call.opts.iter().map(|(k, v)| (*k, map_arg(v))).collect(),
+            },
+            count: *count,
+        },
         Step::Evaluate(list) => Step::Evaluate(list.iter().map(a).collect()),
         Step::Read(i) => Step::Read(a(i)),
         Step::Dispose(i) => Step::Dispose(a(i)),
@@ -223,12 +317,25 @@ fn renumber(step: &Step, arrays: &[Option<usize>], promises: &[Option<usize>]) -
 
 /// `tn.op(args, {opts})`.
 fn call_js(call: &Call) -> String {
-    let mut parts: Vec<String> = call.args.iter().map(arg_js).collect();
+    call_js_named(call, &|i| format!("a[{i}]"))
+}
+
+/// `tn.op(args, {opts})`, with `name(i)` for array `i`.
+pub fn call_js_named(call: &Call, name: &dyn Fn(usize) -> String) -> String {
+    let arg = |a: &Arg| match a {
+        Arg::Array(i) => name(*i),
+        Arg::Arrays(list) => {
+            let items: Vec<String> = list.iter().map(|&i| name(i)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        other => arg_js(other),
+    };
+    let mut parts: Vec<String> = call.args.iter().map(arg).collect();
     if !call.opts.is_empty() {
         let fields: Vec<String> = call
             .opts
             .iter()
-            .map(|(k, v)| format!("{k}: {}", arg_js(v)))
+            .map(|(k, v)| format!("{k}: {}", arg(v)))
             .collect();
         parts.push(format!("{{{}}}", fields.join(", ")));
     }
@@ -263,5 +370,19 @@ fn number_js(x: f64) -> String {
         if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
         format!("{x}")
+    }
+}
+
+/// What the generator knows of a JS `NDArray`: its shape and dtype, as array `index`.
+pub fn known_of(index: usize, array: &JsValue) -> Known {
+    let get = |key: &str| js_sys::Reflect::get(array, &key.into()).unwrap();
+    let shape = js_sys::Array::from(&get("shape"))
+        .iter()
+        .map(|d| d.as_f64().unwrap() as usize)
+        .collect();
+    Known {
+        index,
+        shape,
+        dtype: get("dtype").as_string().unwrap(),
     }
 }

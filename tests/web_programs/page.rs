@@ -97,7 +97,7 @@ impl Arrays {
         self.arrays[i].as_ref().expect("programs use live arrays")
     }
 
-    fn value(&self, arg: &Arg) -> JsValue {
+    pub fn value(&self, arg: &Arg) -> JsValue {
         match arg {
             Arg::Array(i) => self.get(*i).clone(),
             Arg::Arrays(list) => list
