@@ -310,14 +310,14 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
     assert_eq!(cache.len(), 3);
 }
 
-/// Pipelines of generated programs (fused kernels) are bounded: past the bound the least
-/// recently used goes, and the fixed kernels never do.
+/// Pipelines of numbered sources (fused kernels' programs, lists of operand accesses) are
+/// bounded: past the bound the least recently used goes, and the fixed kernels never do.
 #[test]
 fn generated_pipelines_are_bounded_least_recently_used_first() {
     use tandem::gpu::pipelines::{KernelKey, PipelineCache};
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
-    let cache = PipelineCache::with_generated_bound(false, 3);
+    let cache = PipelineCache::with_numbered_bound(false, 3);
     let fixed = KernelKey::new("fill", "", &[]);
     let program = |p: u64| KernelKey {
         program: p,
@@ -326,7 +326,7 @@ fn generated_pipelines_are_bounded_least_recently_used_first() {
     let get = |key: KernelKey| {
         let source = format!(
             "@compute @workgroup_size(1) fn main() {{ let x = {}u; }}",
-            key.program
+            key.program + key.accesses
         );
         cache.get_or_create(&gpu.device, key, "main", 0, || source);
     };
@@ -343,7 +343,13 @@ fn generated_pipelines_are_bounded_least_recently_used_first() {
     for p in 5..=20 {
         get(program(p));
     }
-    assert_eq!(cache.generated(), 3);
+    let accesses = KernelKey {
+        accesses: 7,
+        ..KernelKey::new("binary", "add", &[])
+    };
+    get(accesses);
+    assert!(cache.contains(&accesses) && !cache.contains(&program(18)));
+    assert_eq!(cache.numbered(), 3);
     assert_eq!(cache.len(), 4, "three generated and the fixed kernel");
     assert!(cache.contains(&fixed));
 }

@@ -27,6 +27,9 @@ pub struct KernelKey {
     /// A generated program's number (fused kernels: one per distinct source), or 0. Numbers
     /// are never given out twice, so a pipeline found by one was made from its source.
     pub program: u64,
+    /// The number of the list of operand accesses (`vectorized` kernels), or 0; never given
+    /// out twice either.
+    pub accesses: u64,
 }
 
 impl KernelKey {
@@ -37,11 +40,18 @@ impl KernelKey {
             dtypes: std::array::from_fn(|i| dtypes.get(i).copied()),
             variant: 0,
             program: 0,
+            accesses: 0,
         }
     }
 
     pub fn variant(self, variant: u32) -> KernelKey {
         KernelKey { variant, ..self }
+    }
+
+    /// Whether its source depends on a number the runtime gives out (a generated program or
+    /// a list of accesses): such pipelines are bounded (see [`NUMBERED_BOUND`]).
+    pub fn is_numbered(&self) -> bool {
+        self.program != 0 || self.accesses != 0
     }
 }
 
@@ -56,6 +66,9 @@ impl fmt::Display for KernelKey {
         }
         if self.program != 0 {
             write!(f, ":p{}", self.program)?;
+        }
+        if self.accesses != 0 {
+            write!(f, ":a{}", self.accesses)?;
         }
         if self.variant != 0 {
             write!(f, ":v{}", self.variant)?;
@@ -72,10 +85,11 @@ pub struct Kernel {
     pub name: Rc<str>,
 }
 
-/// The most pipelines of generated programs kept: a page that compiles new functions without
-/// end must not keep a pipeline for each. The least recently used goes first. Every other
-/// kernel is one of a fixed set (op, dtypes, variant), so those need no bound.
-pub const GENERATED_BOUND: usize = 512;
+/// The most pipelines of numbered sources kept (generated programs, lists of operand
+/// accesses): a page that compiles new functions without end must not keep a pipeline for
+/// each. The least recently used goes first. Every other kernel is one of a fixed set (op,
+/// dtypes, variant), so those need no bound.
+pub const NUMBERED_BOUND: usize = 512;
 
 #[derive(Debug)]
 struct Entry {
@@ -88,10 +102,10 @@ struct Entry {
 #[derive(Debug)]
 pub struct PipelineCache {
     pipelines: RefCell<HashMap<KernelKey, Entry>>,
-    /// Counts lookups, to find the least recently used generated pipeline.
+    /// Counts lookups, to find the least recently used numbered pipeline.
     clock: Cell<u64>,
-    generated: Cell<usize>,
-    /// [`GENERATED_BOUND`], or a test's own.
+    numbered: Cell<usize>,
+    /// [`NUMBERED_BOUND`], or a test's own.
     bound: usize,
     layouts: RefCell<HashMap<usize, wgpu::BindGroupLayout>>,
     /// math.wgsl's `BUILTIN_EXP`, the same for every pipeline of a device.
@@ -106,15 +120,15 @@ impl PipelineCache {
     /// A cache whose kernels use the built-in `exp` where `builtin_exp` (see
     /// `gpu/math_probe.rs`).
     pub fn new(builtin_exp: bool) -> PipelineCache {
-        PipelineCache::with_generated_bound(builtin_exp, GENERATED_BOUND)
+        PipelineCache::with_numbered_bound(builtin_exp, NUMBERED_BOUND)
     }
 
-    /// A cache that keeps at most `bound` pipelines of generated programs.
-    pub fn with_generated_bound(builtin_exp: bool, bound: usize) -> PipelineCache {
+    /// A cache that keeps at most `bound` pipelines of numbered sources.
+    pub fn with_numbered_bound(builtin_exp: bool, bound: usize) -> PipelineCache {
         PipelineCache {
             pipelines: RefCell::default(),
             clock: Cell::new(0),
-            generated: Cell::new(0),
+            numbered: Cell::new(0),
             bound: bound.max(1),
             layouts: RefCell::default(),
             builtin_exp,
@@ -177,8 +191,8 @@ impl PipelineCache {
             layout: bind_layout,
             name,
         });
-        if key.program != 0 {
-            self.make_room_for_generated();
+        if key.is_numbered() {
+            self.make_room_for_numbered();
         }
         let entry = Entry {
             kernel: kernel.clone(),
@@ -188,22 +202,22 @@ impl PipelineCache {
         kernel
     }
 
-    /// Drops the least recently used generated pipeline when the bound's worth are kept,
+    /// Drops the least recently used numbered pipeline when the bound's worth are kept,
     /// and counts the one about to be added. A scan, but only beside a shader compile.
-    fn make_room_for_generated(&self) {
+    fn make_room_for_numbered(&self) {
         let mut pipelines = self.pipelines.borrow_mut();
-        if self.generated.get() >= self.bound {
+        if self.numbered.get() >= self.bound {
             let oldest = pipelines
                 .iter()
-                .filter(|(key, _)| key.program != 0)
+                .filter(|(key, _)| key.is_numbered())
                 .min_by_key(|(_, entry)| entry.used.get())
                 .map(|(key, _)| *key);
             if let Some(key) = oldest {
                 pipelines.remove(&key);
-                self.generated.set(self.generated.get() - 1);
+                self.numbered.set(self.numbered.get() - 1);
             }
         }
-        self.generated.set(self.generated.get() + 1);
+        self.numbered.set(self.numbered.get() + 1);
     }
 
     /// Whether a pipeline for `key` is kept.
@@ -211,9 +225,9 @@ impl PipelineCache {
         self.pipelines.borrow().contains_key(key)
     }
 
-    /// Pipelines of generated programs kept now.
-    pub fn generated(&self) -> usize {
-        self.generated.get()
+    /// Pipelines of numbered sources kept now.
+    pub fn numbered(&self) -> usize {
+        self.numbered.get()
     }
 
     /// The layout of a kernel with `inputs` read-only storage buffers.

@@ -105,7 +105,10 @@ pub fn dispatch(
     let accesses: Vec<Access> = operands.iter().map(|o| o.2).collect();
     let threads = len.div_ceil(4).div_ceil(ITEMS as usize);
     let workgroup = workgroup_for(threads);
-    let variant = access_number(&accesses) | workgroup << 20;
+    let key = KernelKey {
+        accesses: access_number(&accesses),
+        ..key.variant(workgroup)
+    };
     let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
     let mut params = vec![0u32; (operands.len() + 1).next_multiple_of(4)];
     params[0] = len.div_ceil(4) as u32;
@@ -120,13 +123,11 @@ pub fn dispatch(
         }
     }
     buffers.push(&out);
-    let kernel = gpu.pipelines.get_or_create(
-        &gpu.device,
-        key.variant(variant),
-        "main",
-        buffers.len() - 1,
-        || source(&header(), op, &accesses, workgroup),
-    );
+    let kernel = gpu
+        .pipelines
+        .get_or_create(&gpu.device, key, "main", buffers.len() - 1, || {
+            source(&header(), op, &accesses, workgroup)
+        });
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     let (x, y) = grid_of(threads, workgroup, max);
     batch.dispatch(&kernel, &params, &buffers, (x, y, 1))?;
@@ -179,19 +180,33 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
     text
 }
 
+/// Access lists remembered before the table starts over. A fused kernel has up to 32 operands
+/// of three kinds, far more lists than a table should keep for a page that never stops.
+const ACCESS_LIST_BOUND: usize = 4096;
+
 thread_local! {
     /// Operand access lists by number: fused kernels read more operands than fit in bits.
-    static ACCESS_LISTS: std::cell::RefCell<rustc_hash::FxHashMap<Vec<u32>, u32>> =
+    static ACCESS_LISTS: std::cell::RefCell<rustc_hash::FxHashMap<Vec<u32>, u64>> =
         std::cell::RefCell::default();
+    static NEXT_ACCESS_LIST: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
 }
 
-/// A number for the list of accesses, the same for equal lists (below 2^20).
-fn access_number(accesses: &[Access]) -> u32 {
+/// A number for the list of accesses, the same for equal lists while the table remembers
+/// them. Numbers are never given out twice, so a pipeline found by one reads its operands as
+/// that list says; a list forgotten and seen again gets a new number (and pipeline).
+fn access_number(accesses: &[Access]) -> u64 {
     let codes: Vec<u32> = accesses.iter().map(|a| a.code()).collect();
     ACCESS_LISTS.with(|lists| {
         let mut lists = lists.borrow_mut();
-        let next = lists.len() as u32;
-        *lists.entry(codes).or_insert(next)
+        if let Some(&number) = lists.get(&codes) {
+            return number;
+        }
+        if lists.len() >= ACCESS_LIST_BOUND {
+            lists.clear();
+        }
+        let number = NEXT_ACCESS_LIST.with(|n| n.replace(n.get() + 1));
+        lists.insert(codes, number);
+        number
     })
 }
 
