@@ -676,9 +676,11 @@ export function tidy<T>(fn: () => T): T;
  * kernel per device and region, and records the graph; later calls with the same kinds of
  * inputs replay it without calling `fn`. `fn` takes NDArrays and numbers, returns an NDArray
  * or an array of NDArrays, and must stay lazy: no `evaluate`, reads or random draws inside it.
- * Arrays it makes while tracing are its own (compile disposes them); arrays it closes over
- * are held by the compiled function (`memorySnapshot()` shows them with `owner: "compile"`),
- * and the numbers it uses are kept as numbers, not arrays.
+ * While it is traced, `fn` gets stand-ins for the call's arrays (a closed-over array passed as
+ * an argument stays the closed-over array in later calls); keep none of them. Arrays it makes
+ * while tracing are its own (compile disposes them); arrays it closes over are held by the
+ * compiled function (`memorySnapshot()` shows them with `owner: "compile"`), and the numbers
+ * it uses are kept as numbers, not arrays.
  *
  * The compiled function lets go of its traces, and of the arrays they hold, when the garbage
  * collector takes it, or at once with `dispose()` (or `using`); calling it after `dispose()`

@@ -98,16 +98,79 @@ async function disposed(lines, o, weights) {
   fns[0].dispose(); // twice is harmless
 }
 
+// 120 compiled random chains of up to 40 ops (numbers among their operands) on both devices,
+// each called once and checked against the same chain run plainly, then dropped: memory must
+// be back where it started after gc.
+async function randomChains(lines) {
+  let seed = 7;
+  const next = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const unary = [tn.exp, tn.tanh, tn.sin, tn.sigmoid, tn.abs, tn.neg];
+  const binary = [tn.add, tn.multiply, tn.subtract, tn.maximum, tn.minimum];
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
+  let fns = [];
+  for (let i = 0; i < 120; i++) {
+    const s = { stream: i % 2 ? "cpu" : "gpu" };
+    const ops = Array.from({ length: 1 + next(40) }, () =>
+      next(2) ? [unary[next(unary.length)]] : [binary[next(binary.length)], next(9) / 4 - 1]);
+    const chain = (x) => ops.reduce((y, [op, n]) => (n === undefined ? op(y, s) : op(y, n, s)), x);
+    const f = tn.compile(chain);
+    const x = tn.array(Array.from({ length: 1 + next(64) }, () => next(17) / 8 - 1));
+    const [got, want] = await Promise.all([tn.tidy(() => f(x)), tn.tidy(() => chain(x))].map(async (y) => {
+      const values = await y.toArray();
+      y.dispose();
+      return values;
+    }));
+    x.dispose();
+    const differ = got.findIndex((v, k) => !Object.is(v, want[k]));
+    if (differ >= 0) {
+      throw new Error(`random chain ${i} on ${s.stream}: element ${differ} is ${got[differ]} compiled, ${want[differ]} plain`);
+    }
+    fns.push(f);
+  }
+  fns = null;
+  await collect();
+  check(lines, "120 compiled random chains, the same bits as plain, dropped and collected", before, tn.getActiveMemory());
+}
+
+// The function compile returns: [Symbol.dispose] is dispose, and a bad argument to compile is
+// a ValueError that names it.
+function shape() {
+  const f = tn.compile((x) => tn.exp(x));
+  if (f[Symbol.dispose] !== f.dispose) throw new Error("compile(fn)[Symbol.dispose] is not its dispose");
+  f[Symbol.dispose]();
+  const x = tn.zeros([2]);
+  try {
+    f(x);
+    throw new Error("a function disposed through Symbol.dispose still ran");
+  } catch (err) {
+    if (!(err instanceof tn.DisposedArrayError)) throw err;
+  } finally {
+    x.dispose();
+  }
+  try {
+    tn.compile(3);
+    throw new Error("compile(3) did not throw");
+  } catch (err) {
+    if (!(err instanceof tn.ValueError) || !/expected a function/.test(err.message)) throw err;
+  }
+  return "compile(fn)[Symbol.dispose] disposes; compile(3) is a ValueError";
+}
+
 async function main() {
   if (typeof globalThis.gc !== "function") throw new Error("this page needs --js-flags=--expose-gc");
   await tn.initRuntime();
-  const lines = [];
+  const lines = [shape()];
   for (const o of ["gpu", "cpu"]) {
     for (const weights of [false, true]) {
       await dropped(lines, o, weights);
       await disposed(lines, o, weights);
     }
   }
+  await randomChains(lines);
   return lines.join("\n");
 }
 
