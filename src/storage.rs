@@ -162,8 +162,20 @@ impl Storage {
         true
     }
 
+    /// Notes a storage that holds both copies. A page that never runs short of memory never
+    /// drains the list, so it lets go of the gone ones each time it doubles: a weak handle
+    /// keeps its storage's allocation, and the list must not grow with every array ever moved.
     fn note_both_copies(self: &Rc<Self>) {
-        BOTH_COPIES.with(|list| list.borrow_mut().push(Rc::downgrade(self)));
+        BOTH_COPIES.with(|list| {
+            let mut list = list.borrow_mut();
+            if list.len() == list.capacity() && list.len() >= 64 {
+                list.retain(|s| s.strong_count() > 0);
+                // At least half the room free again, so pruning stays O(1) a note.
+                let live = list.len();
+                list.reserve(live);
+            }
+            list.push(Rc::downgrade(self));
+        });
     }
 }
 
@@ -187,4 +199,33 @@ pub(crate) fn lost_without_host_copy() -> Error {
          that wrote it) and it has no host copy; compute it again"
             .into(),
     )
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::array::Array;
+    use crate::primitive::UnaryOp;
+    use crate::{Runtime, RuntimeOptions, ops};
+
+    /// Arrays that gain a second copy and go: the list of such storages keeps the live ones,
+    /// not every one ever noted.
+    #[test]
+    fn the_storages_with_both_copies_that_are_gone_are_let_go_of() {
+        let options = RuntimeOptions {
+            require_gpu: true,
+            default_device: Some(Device::Gpu),
+            ..Default::default()
+        };
+        let runtime = pollster::block_on(Runtime::new(options)).expect("a Vulkan adapter");
+        let kept = Array::from_f32(&[1.0], &[1]).unwrap();
+        for i in 0..1000 {
+            let x = Array::from_f32(&[i as f32], &[1]).unwrap();
+            let y = ops::binary(crate::primitive::BinaryOp::Add, &x, &kept, Device::Gpu).unwrap();
+            let y = ops::unary(UnaryOp::Neg, &y, Device::Gpu).unwrap();
+            pollster::block_on(runtime.read_words(&y)).unwrap();
+        }
+        let noted = BOTH_COPIES.with(|list| list.borrow().len());
+        assert!(noted < 200, "{noted} storages noted for 1,000 gone");
+    }
 }

@@ -47,7 +47,7 @@ enum ArgKey {
 
 thread_local! {
     /// Every compiled function's tapes, weakly: what `memorySnapshot` names as held by
-    /// `compile`. Pruned as tapes are added, so it never outgrows the live ones for long.
+    /// `compile`. Pruned as tapes are added (see [`note_tape`]).
     static TAPES: RefCell<Vec<Weak<Tape>>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -169,10 +169,17 @@ fn function(f: &JsValue) -> JsResult<&js_sys::Function> {
     })
 }
 
+/// Notes a new tape; the gone ones are let go of each time the list is full, so it stays
+/// within twice the most tapes ever live at once, and a note costs O(1) on average.
 fn note_tape(tape: &Rc<Tape>) {
     TAPES.with(|tapes| {
         let mut tapes = tapes.borrow_mut();
-        tapes.retain(|t| t.strong_count() > 0);
+        if tapes.len() == tapes.capacity() {
+            tapes.retain(|t| t.strong_count() > 0);
+            // At least half the room free again, so pruning stays O(1) a note.
+            let live = tapes.len();
+            tapes.reserve(live);
+        }
         tapes.push(Rc::downgrade(tape));
     });
 }
