@@ -14,8 +14,8 @@
 //! does, and it goes with that call's nodes; a GPU kernel reads it as a parameter word either
 //! way. Constants are arrays, held (and counted) for as long as the tape lives.
 //!
-//! The function is traced on stand-ins for the call's arrays (a view of each, a node of its
-//! own), never on the arrays themselves: an array it closes over may also be an argument of
+//! The function is traced on stand-ins for the call's arrays (a view of each, or a copy of a
+//! one-element host array: a node of its own), never on the arrays themselves: an array it closes over may also be an argument of
 //! the traced call, and the tape must tell the two apart. Traced on the argument itself, the
 //! closed-over array would be recorded as the input, and a later call would use its own
 //! argument where the function meant the array it closed over.
@@ -53,7 +53,15 @@ struct Literal {
 impl Literal {
     /// `node`'s words, if the trace made it from a number: one element of data, on the host.
     fn of(node: &Array, made_here: bool) -> Option<Literal> {
-        if !made_here || node.primitive().is_some() || !node.is_host_scalar() {
+        if !made_here || node.primitive().is_some() {
+            return None;
+        }
+        Literal::read(node)
+    }
+
+    /// The word of a one-element array whose data is on the host only.
+    fn read(node: &Array) -> Option<Literal> {
+        if !node.is_host_scalar() {
             return None;
         }
         let data = node.data()?;
@@ -214,12 +222,22 @@ pub fn stand_ins(arrays: &[Array]) -> Vec<Array> {
             made.push(made[j].clone());
             continue;
         }
-        let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
-        let view = crate::ops::shape::reshape(x, &shape, x.stream())
-            .expect("an array reshapes to its own shape");
-        made.push(view);
+        made.push(stand_in(x));
     }
     made
+}
+
+/// A view of `x`; for a one-element array on the host, a copy of its word instead, so that
+/// fusion plans the trace as it plans the call (a GPU kernel takes such an array as a
+/// parameter word, not a buffer).
+fn stand_in(x: &Array) -> Array {
+    if let Some(literal) = Literal::read(x)
+        && let Ok(copy) = literal.array()
+    {
+        return copy;
+    }
+    let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    crate::ops::shape::reshape(x, &shape, x.stream()).expect("an array reshapes to its own shape")
 }
 
 /// The traced graph's nodes, each after its operands, stopping at inputs, evaluated nodes
@@ -326,6 +344,12 @@ mod tests {
         let twice = stand_ins(&[k.clone(), k.clone(), other.clone()]);
         assert_eq!(twice[0].id(), twice[1].id());
         assert_ne!(twice[0].id(), twice[2].id());
+        let scalar = Array::from_f32(&[4.0], &[]).unwrap();
+        let copy = &stand_ins(std::slice::from_ref(&scalar))[0];
+        assert!(
+            copy.is_host_scalar() && copy.id() != scalar.id(),
+            "a host scalar is copied"
+        );
     }
 
     #[test]
