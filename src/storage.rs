@@ -201,17 +201,15 @@ pub(crate) fn lost_without_host_copy() -> Error {
     )
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::array::Array;
-    use crate::primitive::UnaryOp;
-    use crate::{Runtime, RuntimeOptions, ops};
-
     /// Arrays that gain a second copy and go: the list of such storages keeps the live ones,
-    /// not every one ever noted.
+    /// not every one ever noted. Natively only: it needs a GPU runtime.
+    #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn the_storages_with_both_copies_that_are_gone_are_let_go_of() {
+        use crate::primitive::{BinaryOp, UnaryOp};
+        use crate::{Array, Runtime, RuntimeOptions, ops, stream::Device};
         let options = RuntimeOptions {
             require_gpu: true,
             default_device: Some(Device::Gpu),
@@ -221,11 +219,11 @@ mod tests {
         let kept = Array::from_f32(&[1.0], &[1]).unwrap();
         for i in 0..1000 {
             let x = Array::from_f32(&[i as f32], &[1]).unwrap();
-            let y = ops::binary(crate::primitive::BinaryOp::Add, &x, &kept, Device::Gpu).unwrap();
+            let y = ops::binary(BinaryOp::Add, &x, &kept, Device::Gpu).unwrap();
             let y = ops::unary(UnaryOp::Neg, &y, Device::Gpu).unwrap();
             pollster::block_on(runtime.read_words(&y)).unwrap();
         }
-        let noted = BOTH_COPIES.with(|list| list.borrow().len());
+        let noted = super::BOTH_COPIES.with(|list| list.borrow().len());
         assert!(noted < 200, "{noted} storages noted for 1,000 gone");
     }
 }
