@@ -122,3 +122,57 @@ async fn the_memory_tools_work_with_or_without_webgpu() {
     );
     drop(a);
 }
+
+/// Compiled functions that close over an array, called on both devices and then dropped for
+/// the garbage collector, free what their traces held, with or without WebGPU.
+#[wasm_bindgen_test]
+async fn compiled_functions_dropped_for_the_collector_free_their_traces() {
+    use tandem::js::compile::Compiled;
+    use tandem::js::memory::get_active_memory;
+    use tandem::js::ops::{add, multiply};
+    runtime_info().await;
+    JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    let before = get_active_memory();
+    let mut kept = Vec::new();
+    for (i, stream) in ["cpu", "gpu"].iter().cycle().take(10).enumerate() {
+        let weight = JsValue::from(array(floats(&[0.5, i as f64]), JsValue::UNDEFINED).unwrap());
+        let w = weight.clone();
+        let body = move |x: JsValue| -> Result<JsValue, JsValue> {
+            let scaled = multiply(x, (i as f64).into(), on(stream))?;
+            Ok(add(scaled.into(), w.clone(), on(stream))?.into())
+        };
+        let f = Closure::wrap(Box::new(body) as Box<dyn Fn(JsValue) -> Result<JsValue, JsValue>>)
+            .into_js_value();
+        let compiled = JsValue::from(Compiled::new(&f).unwrap());
+        let call: js_sys::Function = get(&compiled, "call").unchecked_into();
+        let x = JsValue::from(array(floats(&[1.0, 2.0]), JsValue::UNDEFINED).unwrap());
+        let out = call.call2(&compiled, &f, &js_sys::Array::of1(&x)).unwrap();
+        let promise: js_sys::Promise = get(&out, "toArray")
+            .unchecked_into::<js_sys::Function>()
+            .call0(&out)
+            .unwrap()
+            .unchecked_into();
+        let values = js_sys::Float32Array::from(JsFuture::from(promise).await.unwrap()).to_vec();
+        assert_eq!(
+            values,
+            vec![i as f32 + 0.5, 2.0 * i as f32 + i as f32],
+            "{stream}"
+        );
+        for a in [&weight, &x, &out] {
+            dispose(a);
+        }
+        kept.push((compiled, f));
+    }
+    let holding = get_active_memory();
+    assert!(holding > before, "the traces hold the weights");
+    drop(kept);
+    collect_garbage().await;
+    let after = get_active_memory();
+    // Other tests' arrays that the collector finalizes meanwhile may lower it further.
+    assert!(
+        after <= before,
+        "active bytes {before} -> {holding} -> {after}"
+    );
+}
