@@ -8,14 +8,33 @@
 //! `submit + gpu span` is a lower bound on when the batch ended.
 
 use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::now_ms;
-use crate::gpu::GpuContext;
-use crate::gpu::readback::Readback;
 use crate::memory::transfers::{self, Transfer};
 use crate::stream::Stream;
+
+/// A batch's resolved timestamps on their way back from the device that recorded them: the
+/// words, and nanoseconds per tick. The device makes it; the profile only awaits it, so that
+/// observing never reaches into a device.
+pub type TimestampRead = Pin<Box<dyn Future<Output = crate::Result<(Vec<u32>, f64)>>>>;
+
+/// When a batch finished, as `f64` bits (`NaN` until then), set by the device's completion
+/// callback; natively that callback may run on another thread.
+pub type DoneAt = Arc<AtomicU64>;
+
+/// A completion time not yet known.
+pub fn not_done() -> DoneAt {
+    Arc::new(AtomicU64::new(f64::NAN.to_bits()))
+}
+
+/// Notes now as the completion time.
+pub fn mark_done(done: &DoneAt) {
+    done.store(now_ms().to_bits(), Ordering::Relaxed);
+}
 
 /// One CPU node that ran.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,9 +82,8 @@ pub struct Report {
 /// A batch whose timestamps and completion time are still on their way.
 struct PendingBatch {
     batch: GpuBatch,
-    /// The completion time's bits; natively the callback may run on another thread.
-    done: Arc<AtomicU64>,
-    timestamps: Option<Readback>,
+    done: DoneAt,
+    timestamps: Option<TimestampRead>,
 }
 
 /// The recorder. It records only between [`Profiler::start`] and [`Profiler::finish`].
@@ -127,23 +145,18 @@ impl Profiler {
         }
     }
 
-    /// Records a batch submitted at `submit_ms`; `timestamps` reads back its two timestamps
-    /// per dispatch.
+    /// Records a batch submitted at `submit_ms`, which sets `done` when it finishes;
+    /// `timestamps` reads back its two timestamps per dispatch.
     pub fn record_submit(
         &self,
-        gpu: &GpuContext,
         submit_ms: f64,
         dispatches: Vec<Dispatch>,
-        timestamps: Option<Readback>,
+        done: DoneAt,
+        timestamps: Option<TimestampRead>,
     ) {
         if !self.is_active() {
             return;
         }
-        let done = Arc::new(AtomicU64::new(f64::NAN.to_bits()));
-        let done_at = done.clone();
-        gpu.queue.on_submitted_work_done(move || {
-            done_at.store(now_ms().to_bits(), Ordering::Relaxed);
-        });
         self.gpu.borrow_mut().push(PendingBatch {
             batch: GpuBatch {
                 submit_ms,
@@ -157,21 +170,23 @@ impl Profiler {
         });
     }
 
-    /// Stops recording and returns the report once every recorded batch has finished.
-    pub async fn finish(&self, gpu: Option<&GpuContext>) -> crate::Result<Report> {
+    /// Stops recording; [`Profiler::finish`] reports once the recorded work has finished.
+    pub fn stop(&self) {
         self.active.set(false);
-        if let Some(gpu) = gpu {
-            crate::gpu::readback::wait_idle(gpu).await?;
-        }
+    }
+
+    /// The report of what was recorded until [`Profiler::stop`]. The caller has waited for
+    /// every submitted batch to finish, so that each completion time is known.
+    pub async fn finish(&self) -> crate::Result<Report> {
+        self.active.set(false);
         let transfers = transfers::finish();
         let cpu = std::mem::take(&mut *self.cpu.borrow_mut());
         let pending = std::mem::take(&mut *self.gpu.borrow_mut());
         let mut batches = Vec::with_capacity(pending.len());
         for mut p in pending {
             p.batch.done_ms = f64::from_bits(p.done.load(Ordering::Relaxed));
-            if let (Some(gpu), Some(readback)) = (gpu, p.timestamps) {
-                let words = readback.finish(gpu).await?;
-                let period = f64::from(gpu.queue.get_timestamp_period());
+            if let Some(read) = p.timestamps {
+                let (words, period) = read.await?;
                 apply_timestamps(&mut p.batch, &words, period);
             }
             batches.push(p.batch);

@@ -263,6 +263,16 @@ impl Runtime {
         self.scheduler.evaluate(arrays).await
     }
 
+    /// Stops the profile that [`Runtime::profiler`] records and reports it once every batch
+    /// it saw has finished.
+    pub async fn finish_profile(&self) -> Result<crate::profile::Report> {
+        self.profiler.stop();
+        if let Some(gpu) = &self.gpu {
+            crate::gpu::readback::wait_idle(gpu).await?;
+        }
+        self.profiler.finish().await
+    }
+
     /// Resolves once all work started so far has finished, readbacks included.
     pub async fn synchronize(&self) -> Result<()> {
         self.scheduler.synchronize().await

@@ -10,8 +10,6 @@ use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use crate::error::{Error, Result};
-use crate::gpu::GpuContext;
-use crate::gpu::encoder::upload_words;
 use crate::memory::allocator::{
     GpuBuffer, HostBlock, host_block, note_free_request, record_transfer,
 };
@@ -110,8 +108,12 @@ impl Storage {
         self.gpu.borrow().clone()
     }
 
-    /// The GPU copy, uploading the host copy first if there is none.
-    pub fn ensure_gpu(self: &Rc<Self>, gpu: &GpuContext) -> Result<GpuBuffer> {
+    /// The GPU copy, made by `upload` from the host copy if there is none (the GPU device
+    /// passes its upload: storage knows memory, not devices).
+    pub fn ensure_gpu(
+        self: &Rc<Self>,
+        upload: impl FnOnce(&[u32]) -> Result<GpuBuffer>,
+    ) -> Result<GpuBuffer> {
         if let Some(buffer) = self.gpu_buffer() {
             if !buffer.is_lost() {
                 return Ok(buffer);
@@ -122,7 +124,7 @@ impl Storage {
         // Only an upload's buffer can be lost while its storage lives: work that computes a
         // storage is discarded, and its node made lazy, before a lost buffer is visible.
         let host = self.host_words().ok_or_else(lost_without_host_copy)?;
-        let buffer = upload_words(gpu, &host)?;
+        let buffer = upload(&host)?;
         record_transfer(Device::Gpu, (self.len * 4) as u64);
         *self.gpu.borrow_mut() = Some(buffer.clone());
         self.note_both_copies();

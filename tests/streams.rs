@@ -79,7 +79,7 @@ fn cpu_work_goes_on_while_a_readback_is_in_flight() {
     }
     runtime.profiler.start();
     block_on(runtime.evaluate(&[needs_readback.clone(), independent.clone()])).unwrap();
-    let report = block_on(runtime.profiler.finish(runtime.gpu())).unwrap();
+    let report = block_on(runtime.finish_profile()).unwrap();
     let ops: Vec<&str> = report.cpu.iter().map(|span| span.op).collect();
     assert_eq!(
         ops,
@@ -112,7 +112,7 @@ fn profiles_time_gpu_dispatches_when_the_adapter_has_timestamps() {
     let total = ops::reduce(ReduceOp::Sum, &product, None, false, Device::Gpu).unwrap();
     runtime.profiler.start();
     block_on(runtime.evaluate(std::slice::from_ref(&total))).unwrap();
-    let report = block_on(runtime.profiler.finish(Some(gpu))).unwrap();
+    let report = block_on(runtime.finish_profile()).unwrap();
     let kernels: Vec<_> = report.gpu.iter().map(|b| &b.dispatches).collect();
     assert_eq!(report.gpu.len(), 1, "{kernels:?}");
     let batch = &report.gpu[0];

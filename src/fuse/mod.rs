@@ -13,8 +13,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::array::{Array, lazy_order};
-use crate::gpu::ops::fused::MAX_INPUTS as GPU_MAX_INPUTS;
-use crate::primitive::{FusedExpr, Primitive, Step};
+use crate::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step};
 use crate::stream::Device;
 
 /// How big a region may grow on a device. GPU programs are shader source that the adapter
@@ -31,7 +30,7 @@ fn limits(device: Device) -> Limits {
     match device {
         Device::Gpu => Limits {
             ops: 64,
-            inputs: GPU_MAX_INPUTS,
+            inputs: GPU_FUSED_BUFFERS,
             all_inputs: 32,
         },
         Device::Cpu => Limits {

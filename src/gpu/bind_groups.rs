@@ -13,7 +13,7 @@ use crate::gpu::params::PARAM_SLOT;
 use crate::memory::allocator::GpuBuffer;
 
 /// The most buffers a kernel binds after the parameter block: a fused kernel's six inputs and
-/// its output (`gpu::ops::fused::MAX_INPUTS`).
+/// its output (`primitive::GPU_FUSED_BUFFERS`).
 pub const MAX_BUFFERS: usize = 7;
 
 /// Groups kept before the cache starts over. A group of a buffer that was destroyed is never

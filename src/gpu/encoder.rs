@@ -332,7 +332,12 @@ impl CommandBatch {
         if let (Some(profile), Some(profiler)) = (self.profile.take(), self.profiler.as_ref())
             && !profile.kernels.is_empty()
         {
-            profiler.record_submit(&self.gpu, submit_ms, profile.kernels, timestamps);
+            let done = crate::profile::not_done();
+            let done_at = done.clone();
+            let queue = &self.gpu.queue;
+            queue.on_submitted_work_done(move || crate::profile::mark_done(&done_at));
+            let timestamps = timestamps.map(|readback| self.timestamp_read(readback));
+            profiler.record_submit(submit_ms, profile.kernels, done, timestamps);
         }
         // Last used first: see `State::submit`.
         while self.keep_alive.pop().is_some() {}
@@ -355,6 +360,15 @@ impl CommandBatch {
 
 impl CommandBatch {
     /// Records the resolve and readback of this batch's timestamps, if it took any.
+    /// The future a profile awaits for a batch's timestamps.
+    fn timestamp_read(&self, readback: Readback) -> crate::profile::TimestampRead {
+        let gpu = Rc::clone(&self.gpu);
+        Box::pin(async move {
+            let words = readback.finish(&gpu).await?;
+            Ok((words, f64::from(gpu.queue.get_timestamp_period())))
+        })
+    }
+
     fn resolve_timestamps(&mut self) -> Option<Readback> {
         let profile = self.profile.as_ref()?;
         let queries = profile.queries.clone()?;

@@ -29,11 +29,7 @@ pub fn profile(
         };
         let wall_ms = now_ms() - start;
         // Stop recording whether or not `fn` threw.
-        let report = runtime
-            .profiler
-            .finish(runtime.gpu())
-            .await
-            .map_err(to_js)?;
+        let report = runtime.finish_profile().await.map_err(to_js)?;
         let object = report_to_js(&report);
         set(&object, "value", value?);
         set(&object, "wallMs", wall_ms.into());

@@ -6,6 +6,11 @@
 use super::{BinaryOp, UnaryOp};
 use crate::dtype::DType;
 
+/// The most inputs a fused node on the GPU reads from buffers: with its output, within
+/// WebGPU's default limit of 8 storage buffers per shader stage. The planner (`fuse`) and the
+/// GPU kernel both keep to it.
+pub const GPU_FUSED_BUFFERS: usize = 6;
+
 /// One step of a fused program. Operands are indices of earlier steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Step {

@@ -5,7 +5,7 @@
 
 mod fused;
 
-pub use fused::{FusedExpr, Step};
+pub use fused::{FusedExpr, GPU_FUSED_BUFFERS, Step};
 
 use std::rc::Rc;
 

@@ -13,7 +13,7 @@ use super::state::State;
 use crate::array::{Array, Data};
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::gpu::encoder::{CommandBatch, dispatches_per_submit};
+use crate::gpu::encoder::{CommandBatch, dispatches_per_submit, upload_words};
 use crate::memory::{allocator, device_errors};
 use crate::primitive::Primitive;
 use crate::profile::Profiler;
@@ -221,7 +221,10 @@ fn run_on_gpu(
         .zip(&words)
         .map(|(d, word)| match word {
             Some(_) => Ok(None),
-            None => d.storage.ensure_gpu(gpu).map(Some),
+            None => d
+                .storage
+                .ensure_gpu(|words| upload_words(gpu, words))
+                .map(Some),
         })
         .collect::<Result<Vec<_>>>()?;
     let gpu_inputs: Vec<_> = buffers

@@ -1,6 +1,10 @@
 //! The crate's modules import one another one way only: a test reads every `crate::` path in
 //! `src/` (outside comments and `#[cfg(test)]` blocks), maps it to the module file that
-//! defines it, and fails on any circle of modules.
+//! defines it, and fails on any circle of modules, and on any circle among the top-level
+//! modules of `src/` (each folder or file counted as one: `gpu/encoder.rs` is `gpu`).
+//!
+//! The layers are `LAYERS` in the tests below, bottom first, and a top-level module imports only from
+//! those before it: a new module takes its place in the list.
 
 #[cfg(test)]
 mod tests {
@@ -10,6 +14,36 @@ mod tests {
     use crate::cmd::root;
 
     type Module = Vec<String>;
+
+    /// The top-level modules of `src/`, bottom first: the vocabulary (`error` to `stream`),
+    /// what a node computes (`primitive`), memory and an array's copies (`memory`, `storage`),
+    /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`fuse`,
+    /// `ops`, `compile`), observing (`monitor`, `profile`), the GPU evaluator (`gpu`), then
+    /// what runs it all (`scheduler`, `startup`, `runtime`, `raw_block`) and the wasm-bindgen
+    /// layer (`js`). The crate root (`lib.rs`) sits above them all.
+    pub(super) const LAYERS: [&str; 21] = [
+        "error",
+        "clock",
+        "dtype",
+        "shape",
+        "stream",
+        "primitive",
+        "memory",
+        "storage",
+        "array",
+        "cpu",
+        "fuse",
+        "ops",
+        "compile",
+        "monitor",
+        "profile",
+        "gpu",
+        "scheduler",
+        "startup",
+        "runtime",
+        "raw_block",
+        "js",
+    ];
 
     /// Every module of `src/` (`["memory", "heap"]`) with its source.
     fn modules(dir: &Path, prefix: &[String], out: &mut BTreeMap<Module, String>) {
@@ -57,7 +91,8 @@ mod tests {
             let group = rest[end..]
                 .strip_prefix('{')
                 .map(|g| &g[..g.find('}').unwrap_or(0)]);
-            match group.filter(|_| rest[..end].ends_with("::")) {
+            let grouped = rest[..end].is_empty() || rest[..end].ends_with("::");
+            match group.filter(|_| grouped) {
                 Some(items) => {
                     for item in items.split(',') {
                         let mut path = base.clone();
@@ -132,6 +167,63 @@ mod tests {
         }
     }
 
+    /// Each module's top-level module: the folder or file of `src/` it is in.
+    fn top_level(edges: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, BTreeSet<Module>> {
+        let top = |m: &Module| m[..1.min(m.len())].to_vec();
+        let mut tops: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+        for (from, targets) in edges {
+            let entry = tops.entry(top(from)).or_default();
+            entry.extend(targets.iter().map(top).filter(|t| *t != top(from)));
+        }
+        tops
+    }
+
+    #[test]
+    fn the_top_level_modules_import_each_other_one_way() {
+        let mut all = BTreeMap::new();
+        modules(&root().join("src"), &[], &mut all);
+        let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+        for (module, source) in &all {
+            let targets = crate_paths(&code(source))
+                .into_iter()
+                .filter_map(|p| resolve(&p, &all))
+                .filter(|t| !t.is_empty());
+            edges.entry(module.clone()).or_default().extend(targets);
+        }
+        edges.remove(&Vec::new());
+        let tops = top_level(&edges);
+        let layer = |m: &Module| {
+            LAYERS
+                .iter()
+                .position(|l| m.first().map_or("", String::as_str) == *l)
+        };
+        for (from, targets) in &tops {
+            let at = layer(from).unwrap_or_else(|| {
+                panic!(
+                    "src/{} is in no layer: add it to LAYERS in xtask/src/imports.rs",
+                    from.join("/")
+                )
+            });
+            for target in targets {
+                let below = layer(target).is_some_and(|t| t < at);
+                assert!(
+                    below,
+                    "src/{} imports src/{}, which is not below it in LAYERS (xtask/src/imports.rs)",
+                    from.join("/"),
+                    target.join("/")
+                );
+            }
+        }
+        if let Some(circle) = find_circle(&tops) {
+            let names: Vec<String> = circle.iter().map(|m| m.join("/")).collect();
+            panic!(
+                "the top-level modules of src/ import each other in a circle: {} (see the \
+                 layers in xtask/src/imports.rs)",
+                names.join(" -> ")
+            );
+        }
+    }
+
     #[test]
     fn a_circle_is_found_and_groups_are_expanded() {
         let paths = crate_paths(
@@ -153,5 +245,27 @@ mod tests {
         assert_eq!(find_circle(&edges), None);
         edges.get_mut(&m("c")).unwrap().insert(m("a"));
         assert_eq!(find_circle(&edges), Some(vec![m("a"), m("b"), m("c")]));
+        assert_eq!(
+            crate_paths("use crate::{cpu, gpu::x};"),
+            vec![m("cpu"), vec!["gpu".to_string(), "x".into()]]
+        );
+    }
+
+    #[test]
+    fn files_of_one_folder_are_one_top_level_module() {
+        let m = |s: &str| s.split('/').map(String::from).collect::<Vec<_>>();
+        let mut edges = BTreeMap::new();
+        edges.insert(m("gpu/encoder"), BTreeSet::from([m("profile")]));
+        edges.insert(
+            m("profile"),
+            BTreeSet::from([m("gpu/readback"), m("clock")]),
+        );
+        edges.insert(m("gpu/readback"), BTreeSet::from([m("gpu/context")]));
+        assert_eq!(find_circle(&edges), None, "no circle of files");
+        assert_eq!(
+            find_circle(&top_level(&edges)),
+            Some(vec![m("gpu"), m("profile")]),
+            "a circle of folders"
+        );
     }
 }

@@ -34,9 +34,7 @@ use crate::gpu::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::{FusedExpr, Step};
 
-/// The most inputs a fused GPU node reads: with its output, within WebGPU's default limit of
-/// 8 storage buffers per shader stage.
-pub const MAX_INPUTS: usize = 6;
+pub use crate::primitive::GPU_FUSED_BUFFERS as MAX_INPUTS;
 
 /// A generated header and the number that names its pipelines.
 struct Program {
