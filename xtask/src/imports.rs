@@ -3,8 +3,8 @@
 //! defines it, and fails on any circle of modules, and on any circle among the top-level
 //! modules of `src/` (each folder or file counted as one: `gpu/encoder.rs` is `gpu`).
 //!
-//! The layers are `LAYERS` in the tests below, bottom first, and a top-level module imports only from
-//! those before it: a new module takes its place in the list.
+//! The layers are `LAYERS` in the tests below, bottom first, and a top-level module imports
+//! only from those before it: a new module takes its place in the list.
 
 #[cfg(test)]
 mod tests {
