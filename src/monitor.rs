@@ -10,7 +10,7 @@
 //! and make up `utilization.memory`. A span still open at sampling time counts until then: the
 //! queue is not empty. Where the adapter has `timestamp-query`, and for a minute after each
 //! sample ([`Monitor::watch`]), each submit is also timed by two GPU timestamps
-//! (`gpu::submit_stamps`), and a span then counts that GPU time from its start rather than
+//! (`gpu::device::submit_stamps`), and a span then counts that GPU time from its start rather than
 //! until the done report, which waits for the event loop.
 
 use std::collections::VecDeque;

@@ -268,7 +268,7 @@ impl Runtime {
     pub async fn finish_profile(&self) -> Result<crate::profile::Report> {
         self.profiler.stop();
         if let Some(gpu) = &self.gpu {
-            crate::gpu::readback::wait_idle(gpu).await?;
+            crate::gpu::device::readback::wait_idle(gpu).await?;
         }
         self.profiler.finish().await
     }
@@ -347,12 +347,12 @@ impl Runtime {
 }
 
 /// The most GPU dispatches one submit carries (a tuning knob for pages; see
-/// `gpu::encoder`).
+/// `gpu::device::encoder`).
 pub fn set_dispatches_per_submit(count: usize) {
-    crate::gpu::encoder::set_dispatches_per_submit(count);
+    crate::gpu::device::encoder::set_dispatches_per_submit(count);
 }
 
 /// The most GPU dispatches one submit carries.
 pub fn dispatches_per_submit() -> usize {
-    crate::gpu::encoder::dispatches_per_submit()
+    crate::gpu::device::encoder::dispatches_per_submit()
 }

@@ -8,7 +8,7 @@ mod common;
 use common::{Rng, assert_matches, gpu_runtime, random_words, words};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use tandem::gpu::ops::matmul::MatmulKernel;
+use tandem::gpu::matmul::MatmulKernel;
 use tandem::primitive::{BinaryOp, UnaryOp};
 use tandem::shape::numel;
 use tandem::{Array, DType, Device, Runtime, ops};
@@ -20,7 +20,7 @@ fn unary_tolerance(op: UnaryOp) -> (f32, f32) {
         Abs | Neg | Sign | Square | Floor | Ceil | Round | Relu | LogicalNot | Cast => (0.0, 0.0),
         // WGSL allows 2.5 ULP for division and sqrt, 2 for inverseSqrt.
         Sqrt | Rsqrt | Reciprocal => (1e-6, 0.0),
-        // The accurate math of kernels/math.wgsl.
+        // The accurate math of wgsl/math.wgsl.
         _ => (1e-5, 1e-6),
     }
 }

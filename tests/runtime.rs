@@ -281,8 +281,8 @@ fn the_exp_probe_passes_exp_acc_and_decides_the_built_in() {
 #[test]
 fn kernels_compile_with_the_built_in_exp_chosen() {
     use tandem::DType;
-    use tandem::gpu::ops::{row_norm, unary};
-    use tandem::gpu::pipelines::{KernelKey, PipelineCache};
+    use tandem::gpu::device::pipelines::{KernelKey, PipelineCache};
+    use tandem::gpu::{row_norm, unary};
     use tandem::primitive::UnaryOp;
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
@@ -304,7 +304,7 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
         KernelKey::new("fill", "", &[]),
         "fill",
         0,
-        || include_str!("../src/gpu/kernels/fill.wgsl").into(),
+        || include_str!("../src/gpu/wgsl/fill.wgsl").into(),
     );
     assert_eq!(pollster::block_on(scope.pop()).map(|e| e.to_string()), None);
     assert_eq!(cache.len(), 3);
@@ -314,7 +314,7 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
 /// bounded: past the bound the least recently used goes, and the fixed kernels never do.
 #[test]
 fn generated_pipelines_are_bounded_least_recently_used_first() {
-    use tandem::gpu::pipelines::{KernelKey, PipelineCache};
+    use tandem::gpu::device::pipelines::{KernelKey, PipelineCache};
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
     let cache = PipelineCache::with_numbered_bound(false, 3);
@@ -359,7 +359,7 @@ fn generated_pipelines_are_bounded_least_recently_used_first() {
 /// second runtime on the same adapter reuses the verdict at its first matmul.
 #[test]
 fn the_matmul_kernel_is_chosen_by_measurement_once_per_adapter() {
-    use tandem::gpu::ops::matmul::MatmulKernel;
+    use tandem::gpu::matmul::MatmulKernel;
     let first_matmul = |runtime: &tandem::Runtime| {
         let a = Array::from_f32(&[0.5; 96 * 64], &[96, 64]).unwrap();
         let b = Array::from_f32(&[2.0; 64 * 80], &[64, 80]).unwrap();
@@ -411,7 +411,7 @@ fn the_matmul_kernel_is_chosen_by_measurement_once_per_adapter() {
 #[test]
 fn work_the_gpu_rejects_fails_with_a_device_error_and_nothing_stale_is_read() {
     use tandem::Error;
-    use tandem::gpu::errors::spoil_next_submit_for_tests;
+    use tandem::gpu::device::errors::spoil_next_submit_for_tests;
     let runtime = gpu_runtime();
     let host = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
     let kept = ops::add(&host, &host, Device::Gpu).unwrap();

@@ -72,9 +72,9 @@ async fn init_runtime_reports_the_webgpu_adapter() {
 /// built-in chosen (math.wgsl's override constant, set at pipeline creation).
 #[wasm_bindgen_test]
 async fn the_exp_probe_runs_on_the_browsers_webgpu() {
+    use tandem::gpu::device::pipelines::PipelineCache;
     use tandem::gpu::math_probe::{probe_builtin_exp, probe_exp};
-    use tandem::gpu::ops::unary;
-    use tandem::gpu::pipelines::PipelineCache;
+    use tandem::gpu::unary;
     use tandem::{DType, primitive::UnaryOp};
     let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
         default_device: Some(tandem::Device::Gpu),
@@ -443,7 +443,7 @@ fn every_op_family_reports_bad_input_by_name() {
 #[wasm_bindgen_test]
 async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     use tandem::DType;
-    use tandem::gpu::ops::{binary, reduce, select, unary};
+    use tandem::gpu::{binary, reduce, select, unary};
     use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
     let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
         default_device: Some(tandem::Device::Gpu),
@@ -477,8 +477,8 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             select::key(DType::Bool, dtype, dtype, dtype).to_string(),
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
-        use tandem::gpu::ops::vectorized::{self, Access, OpHeader};
-        let vec4 = |family: &tandem::gpu::ops::Family, header: String, accesses: &[Access]| {
+        use tandem::gpu::vectorized::{self, Access, OpHeader};
+        let vec4 = |family: &tandem::gpu::elementwise::Family, header: String, accesses: &[Access]| {
             let op = OpHeader {
                 inputs: family.inputs,
                 function: family.function,
@@ -530,28 +530,28 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     }
     sources.push((
         "fill".into(),
-        include_str!("../src/gpu/kernels/fill.wgsl").into(),
+        include_str!("../src/gpu/wgsl/fill.wgsl").into(),
     ));
-    for kernel in tandem::gpu::ops::matmul::MatmulKernel::CANDIDATES {
-        if let tandem::gpu::ops::matmul::MatmulKernel::RegisterTiled(tile) = kernel {
+    for kernel in tandem::gpu::matmul::MatmulKernel::CANDIDATES {
+        if let tandem::gpu::matmul::MatmulKernel::RegisterTiled(tile) = kernel {
             for cols4 in [1, tile.cols4] {
                 let rows = tile.rows;
-                let variant = tandem::gpu::ops::matmul::Variant::Vec4 { rows, cols4 };
+                let variant = tandem::gpu::matmul::Variant::Vec4 { rows, cols4 };
                 sources.push((format!("{variant:?}"), variant.source()));
             }
         }
     }
     for write in [false, true] {
-        let source = tandem::gpu::ops::row_norm::source(write);
+        let source = tandem::gpu::row_norm::source(write);
         sources.push((format!("row_norm write {write}"), source));
     }
     sources.push((
         "matmul".into(),
-        include_str!("../src/gpu/kernels/matmul.wgsl").into(),
+        include_str!("../src/gpu/wgsl/matmul.wgsl").into(),
     ));
     sources.push((
         "matmul_registers".into(),
-        include_str!("../src/gpu/kernels/matmul_registers.wgsl").into(),
+        include_str!("../src/gpu/wgsl/matmul_registers.wgsl").into(),
     ));
     let mut problems = Vec::new();
     for (key, source) in sources {

@@ -371,7 +371,7 @@ async fn work_the_gpu_rejects_is_a_device_error_and_never_a_stale_result() {
     runtime_info().await;
     let x = array(numbers(&[1.0, 2.0, 3.0]), JsValue::UNDEFINED).unwrap();
     let first = add(js_value(&x), js_value(&x), gpu()).unwrap();
-    tandem::gpu::errors::spoil_next_submit_for_tests();
+    tandem::gpu::device::errors::spoil_next_submit_for_tests();
     let spoiled = JsFuture::from(first.to_array()).await;
     let err = spoiled.expect_err("the spoiled read rejects");
     assert!(

@@ -1,6 +1,6 @@
 //! Counter-based random numbers: Philox-4x32-10 (Salmon et al., "Parallel random numbers: as
 //! easy as 1, 2, 3"). Element `i` of an array is a pure function of the key and `i`, so the
-//! CPU and the GPU (`kernels/random.wgsl`) produce the same numbers for the same key.
+//! CPU and the GPU (`wgsl/random.wgsl`) produce the same numbers for the same key.
 
 const M0: u32 = 0xD251_1F53;
 const M1: u32 = 0xCD9E_8D57;

@@ -14,10 +14,10 @@ use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
-use crate::gpu::ops::elementwise::MATH;
-use crate::gpu::readback::wait_for_callbacks;
+use crate::gpu::device::readback::wait_for_callbacks;
+use crate::gpu::elementwise::MATH;
 
-const KERNEL: &str = include_str!("kernels/exp_probe.wgsl");
+const KERNEL: &str = include_str!("wgsl/exp_probe.wgsl");
 
 /// The largest relative error accepted from the built-in: math.wgsl's `exp_acc` is within
 /// about 1e-6, and the built-in must not be worse.

@@ -1,16 +1,24 @@
-//! The WebGPU side: the device context, pipeline and bind group caches, command batching and readback, and one
-//! dispatch module per op family. The same code drives the browser's WebGPU (wasm) and Vulkan
-//! (native tests, Mesa lavapipe in CI).
+//! The GPU evaluator: one dispatch module per primitive family, named as the CPU evaluator's
+//! (`binary`, `unary`, `reduce`, …), with `eval` choosing among them and `fused` generating
+//! the WGSL of fused programs; `device/` holds the WebGPU plumbing they share (the context,
+//! command batches, the parameter ring, readback, the pipeline and bind group caches, error
+//! scopes, submit timestamps); `wgsl/` holds the kernels. The same code drives the browser's
+//! WebGPU (wasm) and Vulkan (native tests, Mesa lavapipe in CI).
 
-pub mod bind_groups;
-pub mod context;
-pub mod encoder;
-pub mod errors;
+pub mod binary;
+pub mod device;
+pub mod elementwise;
+pub mod eval;
+pub mod fill;
+pub mod fused;
+pub mod input;
 pub mod math_probe;
-pub mod ops;
-pub mod params;
-pub mod pipelines;
-pub mod readback;
-pub mod submit_stamps;
+pub mod matmul;
+pub mod random;
+pub mod reduce;
+pub mod row_norm;
+pub mod select;
+pub mod unary;
+pub mod vectorized;
 
-pub use context::{AdapterSummary, GpuContext};
+pub use device::context::{AdapterSummary, GpuContext};

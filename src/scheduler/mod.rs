@@ -48,7 +48,7 @@ use futures_util::lock::Mutex;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::readback::wait_idle;
+use crate::gpu::device::readback::wait_idle;
 use crate::memory::{allocator, device_errors};
 use crate::profile::Profiler;
 use crate::storage::{HostWords, Storage, drop_redundant_copies};
@@ -103,7 +103,7 @@ impl Scheduler {
         self.check_gpu_errors(since).await
     }
 
-    /// GPU errors found so far (see `gpu::errors`).
+    /// GPU errors found so far (see `gpu::device::errors`).
     fn gpu_failures(&self) -> u64 {
         self.gpu.as_ref().map_or(0, |gpu| gpu.errors.failures())
     }

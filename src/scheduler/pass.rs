@@ -13,7 +13,7 @@ use super::state::State;
 use crate::array::{Array, Data};
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::gpu::encoder::{CommandBatch, dispatches_per_submit, upload_words};
+use crate::gpu::device::encoder::{CommandBatch, dispatches_per_submit, upload_words};
 use crate::memory::{allocator, device_errors};
 use crate::primitive::Primitive;
 use crate::profile::Profiler;
@@ -200,11 +200,11 @@ fn run_on_gpu(
 ) -> Result<Storage> {
     // Nothing more goes to a lost device (natively, wgpu panics on writes to its buffers).
     if let Some(why) = gpu.errors.lost_reason() {
-        return Err(gpu::errors::lost_error(&why));
+        return Err(gpu::device::errors::lost_error(&why));
     }
     // A one-element input only on the host goes to an elementwise kernel as a word: uploading
     // it would make a buffer and a write for every `add(x, 1)`.
-    let takes_words = node.primitive().is_some_and(|p| gpu::ops::takes_words(&p));
+    let takes_words = node.primitive().is_some_and(|p| gpu::eval::takes_words(&p));
     let word_of = |x: &Array, d: &Data| {
         let host = (takes_words && x.is_host_scalar())
             .then(|| d.storage.host_words())
@@ -231,14 +231,14 @@ fn run_on_gpu(
         .iter()
         .zip(input_data)
         .zip(&words)
-        .map(|((buffer, d), &word)| gpu::ops::GpuInput {
+        .map(|((buffer, d), &word)| gpu::input::GpuInput {
             buffer: buffer.as_ref(),
             word,
             layout: &d.layout,
         })
         .collect();
     batch.label(node.primitive().map_or("array", |p| p.name()), node.shape());
-    let buffer = gpu::ops::eval(gpu, batch, node, inputs, &gpu_inputs)?;
+    let buffer = gpu::eval::eval(gpu, batch, node, inputs, &gpu_inputs)?;
     Ok(Storage::from_gpu(buffer, node.size()))
 }
 

@@ -8,8 +8,8 @@ use std::rc::{Rc, Weak};
 use crate::array::Array;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::CommandBatch;
-use crate::gpu::readback::Readback;
+use crate::gpu::device::encoder::CommandBatch;
+use crate::gpu::device::readback::Readback;
 use crate::profile::Profiler;
 use crate::storage::Storage;
 

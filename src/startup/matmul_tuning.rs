@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::gpu::ops::matmul::MatmulKernel;
+use crate::gpu::matmul::MatmulKernel;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::ops;
 use crate::primitive::ReduceOp;

@@ -4,7 +4,7 @@
 //! can store them in the browser (IndexedDB) and a later visit measures nothing.
 
 use crate::gpu::AdapterSummary;
-use crate::gpu::ops::matmul::MatmulKernel;
+use crate::gpu::matmul::MatmulKernel;
 use crate::stream::Device;
 
 /// The choices for one adapter; `None` for what has not been measured yet.

@@ -1,7 +1,7 @@
 //! The crate's modules import one another one way only: a test reads every `crate::` path in
 //! `src/` (outside comments and `#[cfg(test)]` blocks), maps it to the module file that
 //! defines it, and fails on any circle of modules, and on any circle among the top-level
-//! modules of `src/` (each folder or file counted as one: `gpu/encoder.rs` is `gpu`).
+//! modules of `src/` (each folder or file counted as one: `gpu/device/encoder.rs` is `gpu`).
 //!
 //! The layers are `LAYERS` in the tests below, bottom first, and a top-level module imports
 //! only from those before it: a new module takes its place in the list.
@@ -227,14 +227,14 @@ mod tests {
     #[test]
     fn a_circle_is_found_and_groups_are_expanded() {
         let paths = crate_paths(
-            "use crate::memory::{heap::Heap, segment};\nlet x = crate::gpu::ops::eval;",
+            "use crate::memory::{heap::Heap, segment};\nlet x = crate::gpu::eval::eval;",
         );
         assert_eq!(
             paths,
             vec![
                 vec!["memory".to_string(), "heap".into(), "Heap".into()],
                 vec!["memory".into(), "segment".into()],
-                vec!["gpu".into(), "ops".into(), "eval".into()],
+                vec!["gpu".into(), "eval".into(), "eval".into()],
             ]
         );
         let m = |s: &str| vec![s.to_string()];

@@ -9,12 +9,12 @@ use futures_channel::oneshot;
 use crate::error::{Error, Result};
 use std::rc::Rc;
 
-use crate::gpu::params::{PARAM_SLOT, PARAM_SLOTS};
-use crate::gpu::readback::{PendingMap, Readback};
+use crate::gpu::device::params::{PARAM_SLOT, PARAM_SLOTS};
+use crate::gpu::device::readback::{PendingMap, Readback};
 
 use crate::clock::now_ms;
 use crate::gpu::GpuContext;
-use crate::gpu::pipelines::Kernel;
+use crate::gpu::device::pipelines::Kernel;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu, alloc_gpu_apart};
 use crate::profile::{Dispatch, Profiler};
 
@@ -62,7 +62,7 @@ pub struct CommandBatch {
     /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
     /// handing them out again while this work has yet to run.
     keep_alive: Vec<GpuBuffer>,
-    /// The monitor's timestamp slot of this batch (see `gpu::submit_stamps`).
+    /// The monitor's timestamp slot of this batch (see `gpu::device::submit_stamps`).
     stamp: Option<usize>,
 }
 
@@ -321,7 +321,7 @@ impl CommandBatch {
             if let (Some(slot), Some(stamps)) = (stamp, &gpu.stamps) {
                 stamps.end(&mut encoder, slot);
             }
-            crate::gpu::errors::maybe_spoil(&gpu.device, &mut encoder);
+            crate::gpu::device::errors::maybe_spoil(&gpu.device, &mut encoder);
             index = Some(
                 gpu.errors
                     .watch(&gpu.device, || gpu.queue.submit([encoder.finish()])),

@@ -1,15 +1,15 @@
-//! Dispatch of random number generation (`kernels/random.wgsl`).
+//! Dispatch of random number generation (`wgsl/random.wgsl`).
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage};
-use crate::gpu::ops::elementwise::MATH;
-use crate::gpu::ops::grid_for;
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_storage};
+use crate::gpu::device::grid::grid_for;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::MATH;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Distribution;
 
-const KERNEL: &str = include_str!("../kernels/random.wgsl");
+const KERNEL: &str = include_str!("wgsl/random.wgsl");
 
 /// The kernel's full source.
 pub fn source() -> String {

@@ -9,7 +9,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 
-use crate::gpu::params::PARAM_SLOT;
+use crate::gpu::device::params::PARAM_SLOT;
 use crate::memory::allocator::GpuBuffer;
 
 /// The most buffers a kernel binds after the parameter block: a fused kernel's six inputs and

@@ -1,48 +1,23 @@
-//! GPU dispatch per op family: each module picks the kernel and its specialization, and
-//! [`elementwise::dispatch`] binds the buffers and records the dispatch into the open
-//! [`crate::gpu::encoder::CommandBatch`].
-
-pub mod binary;
-pub mod elementwise;
-pub mod fill;
-pub mod fused;
-pub mod matmul;
-pub mod random;
-pub mod reduce;
-pub mod row_norm;
-pub mod select;
-pub mod unary;
-pub mod vectorized;
+//! A GPU node's dispatch: `eval` picks the family module (`super::binary`, `super::reduce`,
+//! …) that picks the kernel and its specialization, and [`elementwise::dispatch`] binds the
+//! buffers and records the dispatch into the open
+//! [`crate::gpu::device::encoder::CommandBatch`].
 
 use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, upload_words};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, upload_words};
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::Family;
+use crate::gpu::elementwise::{self, Operand};
+use crate::gpu::input::{GpuInput, contiguous};
+use crate::gpu::{
+    binary, fill, fused, matmul, random, reduce, row_norm, select, unary, vectorized,
+};
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::{Primitive, ReduceOp, UnaryOp};
+use crate::primitive::{Primitive, ReduceOp};
 use crate::shape::Layout;
-use elementwise::Operand;
-
-/// Threads per workgroup of the elementwise kernels.
-pub const WORKGROUP_SIZE: u32 = 256;
-
-/// An input's GPU buffer and layout; or, for a one-element input of an elementwise op that
-/// is only on the host (a JS number, a constant an op made), its word, which the kernel takes
-/// as a parameter: no buffer is made or written for it.
-pub struct GpuInput<'a> {
-    pub buffer: Option<&'a GpuBuffer>,
-    pub word: Option<u32>,
-    pub layout: &'a Layout,
-}
-
-impl GpuInput<'_> {
-    fn buffer(&self) -> &GpuBuffer {
-        self.buffer
-            .expect("only elementwise ops take inputs as words, and they take every kind")
-    }
-}
 
 /// Whether `primitive` takes one-element host inputs as words ([`GpuInput::word`]).
 pub fn takes_words(primitive: &Primitive) -> bool {
@@ -171,15 +146,6 @@ fn elementwise_node(
     elementwise::dispatch(gpu, batch, key, source, shape, &operands)
 }
 
-/// What an elementwise op family's kernels share: the strided kernel's text, the name of its
-/// `vec4` kernel, its input aliases in operand order, and the function its header defines.
-pub struct Family {
-    pub strided_kernel: &'static str,
-    pub vec4_kernel: &'static str,
-    pub inputs: &'static [&'static str],
-    pub function: &'static str,
-}
-
 /// A reduction over the last `axes` axes of `input`, read in place where its layout is a
 /// row-major block with those axes as rows or as columns; otherwise from a row-major copy.
 fn eval_reduce(
@@ -250,7 +216,7 @@ fn concatenate(
     data: &[GpuInput],
 ) -> Result<GpuBuffer> {
     let sources: Vec<&GpuBuffer> = data.iter().map(GpuInput::buffer).collect();
-    let out = crate::gpu::encoder::create_output(gpu, node.size(), &sources)?;
+    let out = crate::gpu::device::encoder::create_output(gpu, node.size(), &sources)?;
     let out_strides = crate::shape::contiguous_strides(node.shape());
     let mut start = 0;
     for (x, d) in inputs.iter().zip(data) {
@@ -289,39 +255,7 @@ pub fn copy_into_source(from: DType, to: DType) -> String {
         elementwise::wgsl_type(to),
         elementwise::convert("x", from, to),
     );
-    elementwise::strided_source(&header, include_str!("../kernels/copy_into.wgsl"))
-}
-
-/// A row-major copy of an input.
-fn contiguous(
-    gpu: &GpuContext,
-    batch: &mut CommandBatch,
-    input: &Array,
-    data: &GpuInput,
-) -> Result<GpuBuffer> {
-    let dtype = input.dtype();
-    let copy = Operand {
-        buffer: data.buffer(),
-        strides: data.layout.strides.clone(),
-        offset: data.layout.offset,
-    };
-    let key = unary::key(UnaryOp::Cast, dtype, dtype);
-    let source = || unary::source(UnaryOp::Cast, dtype, dtype);
-    elementwise::dispatch(gpu, batch, key, source, input.shape(), &[copy])
-}
-
-/// The workgroup grid for `threads` one-element threads: x is capped at the per-dimension limit
-/// and y takes the rest.
-pub fn grid_for(threads: usize, max_per_dimension: u32) -> (u32, u32) {
-    grid_of(threads, WORKGROUP_SIZE, max_per_dimension)
-}
-
-/// [`grid_for`] with workgroups of `workgroup` threads.
-pub fn grid_of(threads: usize, workgroup: u32, max_per_dimension: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(workgroup as usize).max(1) as u64;
-    let x = groups.min(max_per_dimension as u64);
-    let y = groups.div_ceil(x);
-    (x as u32, y as u32)
+    elementwise::strided_source(&header, include_str!("wgsl/copy_into.wgsl"))
 }
 
 /// Matmul of two float32 inputs broadcast to one batch shape; an input whose matrices cannot be
@@ -373,17 +307,6 @@ fn eval_matmul(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grid_covers_every_thread_within_limits() {
-        assert_eq!(grid_for(1, 65535), (1, 1));
-        assert_eq!(grid_for(256 * 65535, 65535), (65535, 1));
-        let (x, y) = grid_for(256 * 65535 + 1, 65535);
-        assert_eq!((x, y), (65535, 2));
-        assert!(x as usize * y as usize * 256 > 256 * 65535);
-        assert_eq!(grid_of(65, 64, 65535), (2, 1));
-        assert_eq!(grid_of(256 * 65536, 256, 65535), (65535, 2));
-    }
 
     #[test]
     fn reductions_read_rows_and_columns_in_place() {

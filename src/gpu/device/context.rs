@@ -3,13 +3,13 @@
 use crate::error::{Error, Result};
 use std::cell::Cell;
 
-use crate::gpu::bind_groups::BindGroupCache;
-use crate::gpu::errors::GpuErrors;
+use crate::gpu::device::bind_groups::BindGroupCache;
+use crate::gpu::device::errors::GpuErrors;
+use crate::gpu::device::params::ParamRing;
+use crate::gpu::device::pipelines::PipelineCache;
+use crate::gpu::device::submit_stamps::SubmitStamps;
 use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
-use crate::gpu::ops::matmul::{MatmulChoice, MatmulKernel};
-use crate::gpu::params::ParamRing;
-use crate::gpu::pipelines::PipelineCache;
-use crate::gpu::submit_stamps::SubmitStamps;
+use crate::gpu::matmul::{MatmulChoice, MatmulKernel};
 use crate::monitor::Monitor;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.

@@ -1,21 +1,21 @@
-//! Dispatch of the fused softmax and logsumexp (`kernels/row_norm.wgsl`): one thread per row
+//! Dispatch of the fused softmax and logsumexp (`wgsl/row_norm.wgsl`): one thread per row
 //! when rows are many, else a pass of per-thread partial (max, sum) pairs, a pass that merges
 //! each row's pairs, and for softmax a pass that writes every element.
 
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_output, create_storage};
-use crate::gpu::ops::elementwise::MATH;
-use crate::gpu::ops::grid_for;
-use crate::gpu::ops::reduce::{Block, MANY_ROWS, parts_per_row};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_output, create_storage};
+use crate::gpu::device::grid::grid_for;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::MATH;
+use crate::gpu::reduce::{Block, MANY_ROWS, parts_per_row};
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::RowNorm;
 
-const COMMON: &str = include_str!("../kernels/row_norm.wgsl");
-const ENTRIES: &str = include_str!("../kernels/row_norm_entries.wgsl");
-const WRITE: &str = include_str!("../kernels/softmax_write.wgsl");
+const COMMON: &str = include_str!("wgsl/row_norm.wgsl");
+const ENTRIES: &str = include_str!("wgsl/row_norm_entries.wgsl");
+const WRITE: &str = include_str!("wgsl/softmax_write.wgsl");
 
 /// With rows this short (or as many as a reduction takes a thread per row for), a thread takes
 /// a whole row.

@@ -1,12 +1,12 @@
-//! The WGSL of unary ops (`kernels/unary.wgsl`): the header that defines `op` per op and dtype.
+//! The WGSL of unary ops (`wgsl/unary.wgsl`): the header that defines `op` per op and dtype.
 
 use crate::dtype::DType;
-use crate::gpu::ops::Family;
-use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::Family;
+use crate::gpu::elementwise::{convert, strided_source, wgsl_type};
 use crate::primitive::UnaryOp;
 
-const KERNEL: &str = include_str!("../kernels/unary.wgsl");
+const KERNEL: &str = include_str!("wgsl/unary.wgsl");
 
 pub const FAMILY: Family = Family {
     strided_kernel: KERNEL,

@@ -1,18 +1,18 @@
-//! Creation ops on the GPU (`kernels/fill.wgsl`): constants and the identity by a kernel;
+//! Creation ops on the GPU (`wgsl/fill.wgsl`): constants and the identity by a kernel;
 //! `arange` and `linspace` are computed on the host in f64 and rounded once, as on the CPU,
 //! then uploaded, so that both devices give the same values to the last bit.
 
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_storage, upload_words};
-use crate::gpu::ops::grid_for;
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_storage, upload_words};
+use crate::gpu::device::grid::grid_for;
+use crate::gpu::device::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Fill;
 use crate::shape::numel;
 
-const KERNEL: &str = include_str!("../kernels/fill.wgsl");
+const KERNEL: &str = include_str!("wgsl/fill.wgsl");
 
 /// Records `fill` of an array of `shape` and `dtype`; returns its buffer.
 pub fn dispatch(

@@ -7,8 +7,8 @@
 // `x != x` is false.
 //
 // Tests combine with `|` and `&`, never `||` and `&&`: short-circuit operators become branches,
-// and SwiftShader lost its device compiling a fused kernel (gpu/ops/fused.rs) that inlined
-// eight `max_or_nan`s written with `||`. The same holds for the op expressions in gpu/ops/.
+// and SwiftShader lost its device compiling a fused kernel (gpu/fused.rs) that inlined
+// eight `max_or_nan`s written with `||`. The same holds for the op expressions in gpu/.
 
 const LOG2E: f32 = 1.442695040888963;
 // ln 2 split so that k * LN2_HI is exact for |k| < 2^9.

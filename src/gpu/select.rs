@@ -1,11 +1,11 @@
-//! The WGSL of `where` (`kernels/where.wgsl`).
+//! The WGSL of `where` (`wgsl/where.wgsl`).
 
 use crate::dtype::DType;
-use crate::gpu::ops::Family;
-use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::Family;
+use crate::gpu::elementwise::{convert, strided_source, wgsl_type};
 
-const KERNEL: &str = include_str!("../kernels/where.wgsl");
+const KERNEL: &str = include_str!("wgsl/where.wgsl");
 
 pub const FAMILY: Family = Family {
     strided_kernel: KERNEL,

@@ -1,6 +1,6 @@
 // Reductions of contiguous rows: `rows` rows of `row_len` elements, row-major.
 //
-// Prepended by the host (gpu/ops/reduce.rs):
+// Prepended by the host (gpu/reduce.rs):
 //   alias In = ...; alias Acc = ...;            storage type of the input, and of the result
 //   const IS_ARG: bool = ...;                   whether the result is the index of the winner
 //   fn identity() -> Acc;                       the fold's starting value

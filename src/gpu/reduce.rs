@@ -1,17 +1,17 @@
-//! Dispatch of reductions (`kernels/reduce.wgsl`): over contiguous rows, split across threads
+//! Dispatch of reductions (`wgsl/reduce.wgsl`): over contiguous rows, split across threads
 //! when rows are few and long, or down the columns of a row-major block.
 
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_output, create_storage};
-use crate::gpu::ops::elementwise::{MATH, wgsl_type};
-use crate::gpu::ops::grid_for;
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_output, create_storage};
+use crate::gpu::device::grid::grid_for;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::{MATH, wgsl_type};
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::ReduceOp;
 
-const KERNEL: &str = include_str!("../kernels/reduce.wgsl");
+const KERNEL: &str = include_str!("wgsl/reduce.wgsl");
 
 /// Rows no longer than this are folded by one thread each.
 const SHORT_ROW: usize = 32;

@@ -1,13 +1,13 @@
-//! The WGSL of binary ops (`kernels/binary.wgsl`): the header that defines `op` per op and
+//! The WGSL of binary ops (`wgsl/binary.wgsl`): the header that defines `op` per op and
 //! dtypes.
 
 use crate::dtype::DType;
-use crate::gpu::ops::Family;
-use crate::gpu::ops::elementwise::{convert, strided_source, wgsl_type};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::Family;
+use crate::gpu::elementwise::{convert, strided_source, wgsl_type};
 use crate::primitive::BinaryOp;
 
-const KERNEL: &str = include_str!("../kernels/binary.wgsl");
+const KERNEL: &str = include_str!("wgsl/binary.wgsl");
 
 pub const FAMILY: Family = Family {
     strided_kernel: KERNEL,

@@ -1,19 +1,19 @@
-//! Dispatch of batched matmul: `kernels/matmul.wgsl` (tiles in workgroup memory), or a
-//! register tile per thread and no workgroup memory: `kernels/matmul_vec4.wgsl` when the
-//! operands' rows are whole `vec4`s, `kernels/matmul_registers.wgsl` otherwise.
+//! Dispatch of batched matmul: `wgsl/matmul.wgsl` (tiles in workgroup memory), or a
+//! register tile per thread and no workgroup memory: `wgsl/matmul_vec4.wgsl` when the
+//! operands' rows are whole `vec4`s, `wgsl/matmul_registers.wgsl` otherwise.
 
 use std::cell::Cell;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_output};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_output};
+use crate::gpu::device::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 
-const WORKGROUP_TILED: &str = include_str!("../kernels/matmul.wgsl");
-const REGISTER_TILED: &str = include_str!("../kernels/matmul_registers.wgsl");
-const REGISTER_VEC4: &str = include_str!("../kernels/matmul_vec4.wgsl");
+const WORKGROUP_TILED: &str = include_str!("wgsl/matmul.wgsl");
+const REGISTER_TILED: &str = include_str!("wgsl/matmul_registers.wgsl");
+const REGISTER_VEC4: &str = include_str!("wgsl/matmul_vec4.wgsl");
 
 /// A register tile: `rows` x 4 `cols4` outputs per thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

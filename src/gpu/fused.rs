@@ -26,11 +26,12 @@ use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::CommandBatch;
-use crate::gpu::ops::elementwise::wgsl_type;
-use crate::gpu::ops::vectorized::{self, Access, OpHeader};
-use crate::gpu::ops::{GpuInput, binary, contiguous, select, unary};
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::CommandBatch;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::wgsl_type;
+use crate::gpu::input::{GpuInput, contiguous};
+use crate::gpu::vectorized::{self, Access, OpHeader};
+use crate::gpu::{binary, select, unary};
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::{FusedExpr, Step};
 

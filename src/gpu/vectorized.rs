@@ -1,18 +1,18 @@
-//! The contiguous fast path of the elementwise kernels (`kernels/elementwise_vec4.wgsl`): when
+//! The contiguous fast path of the elementwise kernels (`wgsl/elementwise_vec4.wgsl`): when
 //! every operand is dense over the output or a single scalar element, a thread loads and
 //! stores `vec4`s and computes several of them, instead of peeling one element's index into
 //! coordinates. Strided and broadcast operands keep the general kernel (`elementwise.rs`).
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_output};
-use crate::gpu::ops::elementwise::{CONVERT, MATH};
-use crate::gpu::ops::grid_of;
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_output};
+use crate::gpu::device::grid::grid_of;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::{CONVERT, MATH};
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{contiguous_strides, numel};
 
-const KERNEL: &str = include_str!("../kernels/elementwise_vec4.wgsl");
+const KERNEL: &str = include_str!("wgsl/elementwise_vec4.wgsl");
 
 /// Threads per workgroup and `vec4`s per thread. On SwiftShader, 256 threads computing two
 /// `vec4`s each was the fastest hand-written `exp` (PERFORMANCE.md).

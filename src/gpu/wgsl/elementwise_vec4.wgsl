@@ -4,7 +4,7 @@
 // memory. The last `vec4` may run past the output's length into its buffer's padding (buffers
 // are whole multiples of 256 bytes), which no one reads.
 //
-// Prepended by the host (`gpu/ops/vectorized.rs`): the op's header, convert.wgsl, math.wgsl,
+// Prepended by the host (`gpu/vectorized.rs`): the op's header, convert.wgsl, math.wgsl,
 // the operands' and output's bindings, and `fn element4(v: u32) -> vec4<Out>`, which loads
 // `vec4` v of each operand and applies the op to each lane.
 // Bindings: 0 params (uniform), 1..=n the operands that are not words (read), n + 1 out.

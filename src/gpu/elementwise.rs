@@ -1,19 +1,19 @@
 //! Dispatch of the elementwise kernels (unary, binary, where): one thread per output element,
 //! operands read through their strides, all described by one `Dims` uniform
-//! (`kernels/elementwise.wgsl`).
+//! (`wgsl/elementwise.wgsl`).
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::encoder::{CommandBatch, create_output};
-use crate::gpu::ops::grid_for;
-use crate::gpu::pipelines::KernelKey;
+use crate::gpu::device::encoder::{CommandBatch, create_output};
+use crate::gpu::device::grid::grid_for;
+use crate::gpu::device::pipelines::KernelKey;
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{collapse_dims, numel};
 
-pub const PRELUDE: &str = include_str!("../kernels/elementwise.wgsl");
-pub const CONVERT: &str = include_str!("../kernels/convert.wgsl");
-pub const MATH: &str = include_str!("../kernels/math.wgsl");
+pub const PRELUDE: &str = include_str!("wgsl/elementwise.wgsl");
+pub const CONVERT: &str = include_str!("wgsl/convert.wgsl");
+pub const MATH: &str = include_str!("wgsl/math.wgsl");
 
 /// The source of a strided kernel: the op's header (its aliases and function), the shared
 /// prelude and helpers, then the kernel.
@@ -160,6 +160,15 @@ pub fn convert(expr: &str, from: DType, to: DType) -> String {
         (DType::Float32, DType::Uint32) => format!("f32_to_u32({expr})"),
         (_, to) => format!("{}({expr})", wgsl_type(to)),
     }
+}
+
+/// What an elementwise op family's kernels share: the strided kernel's text, the name of its
+/// `vec4` kernel, its input aliases in operand order, and the function its header defines.
+pub struct Family {
+    pub strided_kernel: &'static str,
+    pub vec4_kernel: &'static str,
+    pub inputs: &'static [&'static str],
+    pub function: &'static str,
 }
 
 #[cfg(test)]

@@ -1,0 +1,13 @@
+//! What every GPU dispatch shares: the device context, command batches and the parameter
+//! ring, readback, the pipeline and bind group caches, the device's error scopes and the
+//! monitor's submit timestamps.
+
+pub mod bind_groups;
+pub mod context;
+pub mod encoder;
+pub mod errors;
+pub mod grid;
+pub mod params;
+pub mod pipelines;
+pub mod readback;
+pub mod submit_stamps;

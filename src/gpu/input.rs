@@ -1,0 +1,46 @@
+//! A GPU node's inputs as its kernels read them: a buffer and a layout, or a word; and the
+//! row-major copy of an input that a kernel cannot read in place.
+
+use crate::array::Array;
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::gpu::device::encoder::CommandBatch;
+use crate::gpu::elementwise::{self, Operand};
+use crate::gpu::unary;
+use crate::memory::allocator::GpuBuffer;
+use crate::primitive::UnaryOp;
+use crate::shape::Layout;
+
+/// An input's GPU buffer and layout; or, for a one-element input of an elementwise op that
+/// is only on the host (a JS number, a constant an op made), its word, which the kernel takes
+/// as a parameter: no buffer is made or written for it.
+pub struct GpuInput<'a> {
+    pub buffer: Option<&'a GpuBuffer>,
+    pub word: Option<u32>,
+    pub layout: &'a Layout,
+}
+
+impl GpuInput<'_> {
+    pub(crate) fn buffer(&self) -> &GpuBuffer {
+        self.buffer
+            .expect("only elementwise ops take inputs as words, and they take every kind")
+    }
+}
+
+/// A row-major copy of an input.
+pub(crate) fn contiguous(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    input: &Array,
+    data: &GpuInput,
+) -> Result<GpuBuffer> {
+    let dtype = input.dtype();
+    let copy = Operand {
+        buffer: data.buffer(),
+        strides: data.layout.strides.clone(),
+        offset: data.layout.offset,
+    };
+    let key = unary::key(UnaryOp::Cast, dtype, dtype);
+    let source = || unary::source(UnaryOp::Cast, dtype, dtype);
+    elementwise::dispatch(gpu, batch, key, source, input.shape(), &[copy])
+}
