@@ -478,16 +478,17 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             select::source(DType::Bool, dtype, dtype, dtype),
         ));
         use tandem::gpu::vectorized::{self, Access, OpHeader};
-        let vec4 = |family: &tandem::gpu::elementwise::Family, header: String, accesses: &[Access]| {
-            let op = OpHeader {
-                inputs: family.inputs,
-                function: family.function,
+        let vec4 =
+            |family: &tandem::gpu::elementwise::Family, header: String, accesses: &[Access]| {
+                let op = OpHeader {
+                    inputs: family.inputs,
+                    function: family.function,
+                };
+                (
+                    format!("{}{accesses:?}", family.vec4_kernel),
+                    vectorized::source(&header, &op, accesses, vectorized::SMALL_WORKGROUP),
+                )
             };
-            (
-                format!("{}{accesses:?}", family.vec4_kernel),
-                vectorized::source(&header, &op, accesses, vectorized::SMALL_WORKGROUP),
-            )
-        };
         for op in UnaryOp::ALL {
             let header = unary::header(op, dtype, op.out_dtype(dtype));
             sources.push(vec4(&unary::FAMILY, header, &[Access::Dense]));

@@ -1,0 +1,87 @@
+//! The functions above that take NDArrays, as JS sees them. Their NDArray parameters arrive as
+//! JS values, so that a number, an array or a disposed NDArray in their place is a typed error
+//! that names the op and what it got (wasm-bindgen's own check throws a plain `Error`). Each
+//! calls its namesake above with the NDArray borrowed.
+
+use wasm_bindgen::prelude::*;
+
+use crate::js::error::{JsResult, js};
+use crate::js::ndarray::NdArray;
+
+/// The NDArray a JS argument names, borrowed for one call.
+fn borrow(op: &str, value: &JsValue) -> JsResult<NdArray> {
+    js(NdArray::from_js(op, value)).map(NdArray::borrowed)
+}
+
+/// Exports `super::$rust` as `$js`; `$arr` are its NDArray parameters, `$arg` the rest.
+macro_rules! export {
+    ($($doc:expr, $js:literal $rust:ident($($arr:ident),+ $(; $($arg:ident: $ty:ty),*)?) -> $ret:ty;)*) => {
+        $(
+            #[doc = $doc]
+            #[wasm_bindgen(js_name = $js)]
+            #[allow(clippy::too_many_arguments)]
+            pub fn $rust(
+                $(#[wasm_bindgen(unchecked_param_type = "NDArray")] $arr: JsValue,)+
+                $($($arg: $ty,)*)?
+            ) -> JsResult<$ret> {
+                $(let $arr = borrow($js, &$arr)?;)+
+                super::$rust($(&$arr,)+ $($($arg),*)?)
+            }
+        )*
+    };
+}
+
+macro_rules! export_elementwise {
+    (unary: $($uf:ident $ujs:literal $uop:ident),* ; binary: $($bf:ident $bjs:literal $bop:ident),*) => {
+        export! {
+            $(concat!("`", $ujs, "(x, {stream?})`, elementwise."), $ujs $uf(x; opts: JsValue) -> NdArray;)*
+        }
+    };
+}
+super::with_elementwise_ops!(export_elementwise);
+
+macro_rules! export_reductions {
+    ($($f:ident $js:literal $op:ident),*) => {
+        export! {
+            $(concat!("`", $js, "(x, {axis?, keepdims?, stream?})`."), $js $f(x; opts: JsValue) -> NdArray;)*
+        }
+    };
+}
+super::with_reductions!(export_reductions);
+
+export! {
+    "`clip(x, lo, hi, {stream?})`: each bound an NDArray (broadcast), a number or null.",
+        "clip" clip(x; lo: JsValue, hi: JsValue, opts: JsValue) -> NdArray;
+    "`astype(x, dtype, {stream?})`.", "astype" astype(x; dtype: &str, opts: JsValue) -> NdArray;
+    "`reshape(x, shape, {stream?})`; one size may be -1.",
+        "reshape" reshape(x; shape: JsValue, opts: JsValue) -> NdArray;
+    "`transpose(x, axes?, {stream?})`; without axes, reverses them.",
+        "transpose" transpose(x; axes: JsValue, opts: JsValue) -> NdArray;
+    "`expandDims(x, axis, {stream?})`: `axis` is a number or a list.",
+        "expandDims" expand_dims(x; axis: JsValue, opts: JsValue) -> NdArray;
+    "`squeeze(x, {axis?, stream?})`.", "squeeze" squeeze(x; opts: JsValue) -> NdArray;
+    "`broadcastTo(x, shape, {stream?})`.",
+        "broadcastTo" broadcast_to(x; shape: JsValue, opts: JsValue) -> NdArray;
+    "`slice(x, start, stop, strides?, {stream?})` with MLX's semantics.",
+        "slice" slice(x; start: JsValue, stop: JsValue, strides: JsValue, opts: JsValue) -> NdArray;
+    "`flatten(x, {stream?})`.", "flatten" flatten(x; opts: JsValue) -> NdArray;
+    "`mean(x, {axis?, keepdims?, stream?})`: float32 for every dtype.",
+        "mean" mean(x; opts: JsValue) -> NdArray;
+    "`logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.",
+        "logsumexp" logsumexp(x; opts: JsValue) -> NdArray;
+    "`softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.",
+        "softmax" softmax(x; opts: JsValue) -> NdArray;
+    "`matmul(a, b, {stream?})`: batched, with broadcasting of batch axes; float32.",
+        "matmul" matmul(a, b; opts: JsValue) -> NdArray;
+}
+
+/// `split(x, indicesOrSections, {axis?, stream?})`: a number of equal sections, or the
+/// indices to cut at; returns an array of NDArray views.
+#[wasm_bindgen(js_name = "split", unchecked_return_type = "NDArray[]")]
+pub fn split(
+    #[wasm_bindgen(unchecked_param_type = "NDArray")] x: JsValue,
+    indices_or_sections: JsValue,
+    opts: JsValue,
+) -> JsResult<js_sys::Array> {
+    super::split(&borrow("split", &x)?, indices_or_sections, opts)
+}

@@ -1,0 +1,67 @@
+//! Reductions: the ones of one `ReduceOp`, `mean`, `logsumexp`, `softmax`.
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::Result;
+use crate::js::error::{JsResult, js};
+use crate::js::ndarray::NdArray;
+use crate::js::options::Options;
+use crate::js::stream::stream_in;
+use crate::ops;
+use crate::primitive::ReduceOp;
+use crate::stream::Stream;
+
+/// The options of a reduction.
+const REDUCTION: &[&str] = &["axis", "keepdims", "stream"];
+
+/// `opts.axis` (a number or a list; all axes when absent), `opts.keepdims` and the stream.
+fn reduction_options(
+    op: &'static str,
+    opts: &JsValue,
+    keys: &[&str],
+) -> Result<(Option<Vec<isize>>, bool, Stream)> {
+    let parsed = Options::parse(op, opts, keys)?;
+    Ok((
+        parsed.axis()?,
+        parsed.flag("keepdims")?,
+        stream_in(&parsed)?,
+    ))
+}
+
+pub(crate) fn reduce_op(op: ReduceOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options(op.name(), opts, REDUCTION))?;
+    js(ops::reduce(
+        op,
+        &x.array()?,
+        axes.as_deref(),
+        keepdims,
+        device,
+    ))
+    .map(NdArray::new)
+}
+
+with_reductions!(reduction_functions);
+
+/// `mean(x, {axis?, keepdims?, stream?})`: `float32` for every dtype.
+pub fn mean(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options("mean", &opts, REDUCTION))?;
+    js(ops::mean(&x.array()?, axes.as_deref(), keepdims, device)).map(NdArray::new)
+}
+
+/// `logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.
+pub fn logsumexp(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, keepdims, device) = js(reduction_options("logsumexp", &opts, REDUCTION))?;
+    js(ops::logsumexp(
+        &x.array()?,
+        axes.as_deref(),
+        keepdims,
+        device,
+    ))
+    .map(NdArray::new)
+}
+
+/// `softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.
+pub fn softmax(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let (axes, _, device) = js(reduction_options("softmax", &opts, &["axis", "stream"]))?;
+    js(ops::softmax(&x.array()?, axes.as_deref(), device)).map(NdArray::new)
+}
