@@ -25,7 +25,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// The name of the JS `Error` this becomes, as `../shared/API.md` lists them.
+    /// The name of the JS `Error` this becomes, as the API's errors list them (`docs/reference.md`).
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Shape(_) => "ShapeError",

@@ -3,7 +3,7 @@
 //! array's, and returned to the cache when dropped.
 
 use crate::error::{Error, Result};
-use crate::gpu::device::encoder::create_storage;
+use crate::gpu::device::buffers::create_storage;
 use crate::memory::allocator::{self, GpuBuffer, HostBlock, host_block};
 use crate::memory::policy::rounded;
 use crate::runtime::Runtime;

@@ -1,5 +1,5 @@
 //! Browser tests of bad input, as a page would pass it: every class of mistake gets the typed
-//! error of API.md with a message that names the problem, and the module keeps working.
+//! error of the API with a message that names the problem, and the module keeps working.
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Float64Array, Int32Array, Uint32Array};

@@ -609,7 +609,7 @@ async fn random_interleavings_give_the_sequential_values() {
     );
 }
 
-/// Every op of `../shared/API.md` that makes arrays.
+/// Every op of the API (`docs/reference.md`) that makes arrays.
 const ALL_OPS: [&str; 64] = [
     "abs",
     "neg",

@@ -5,9 +5,9 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_output};
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{collapse_dims, numel};
 

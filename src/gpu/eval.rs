@@ -7,8 +7,8 @@ use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, upload_words};
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{buffers::upload_words, encoder::CommandBatch};
 use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
@@ -216,7 +216,7 @@ fn concatenate(
     data: &[GpuInput],
 ) -> Result<GpuBuffer> {
     let sources: Vec<&GpuBuffer> = data.iter().map(GpuInput::buffer).collect();
-    let out = crate::gpu::device::encoder::create_output(gpu, node.size(), &sources)?;
+    let out = crate::gpu::device::buffers::create_output(gpu, node.size(), &sources)?;
     let out_strides = crate::shape::contiguous_strides(node.shape());
     let mut start = 0;
     for (x, d) in inputs.iter().zip(data) {

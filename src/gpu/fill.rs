@@ -5,9 +5,12 @@
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_storage, upload_words};
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{
+    buffers::{create_storage, upload_words},
+    encoder::CommandBatch,
+};
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Fill;
 use crate::shape::numel;

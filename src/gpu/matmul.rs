@@ -7,8 +7,8 @@ use std::cell::Cell;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_output};
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::memory::allocator::GpuBuffer;
 
 const WORKGROUP_TILED: &str = include_str!("wgsl/matmul.wgsl");
@@ -24,7 +24,7 @@ pub struct Tile {
 
 /// The two kinds of matmul kernel. Workgroup-memory tiling usually wins on hardware GPUs; on
 /// software adapters barriers are expensive and per-thread register tiles win by 2-20x
-/// (PERFORMANCE.md). Which kind, and which tile, is measured per adapter
+/// (measured on SwiftShader). Which kind, and which tile, is measured per adapter
 /// (`crate::startup::matmul_tuning`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MatmulKernel {
@@ -35,7 +35,7 @@ pub enum MatmulKernel {
 }
 
 impl MatmulKernel {
-    /// The 8 x 8 register tile that PERFORMANCE.md measured best on SwiftShader.
+    /// The 8 x 8 register tile, measured best on SwiftShader.
     pub const REGISTERS_8X8: MatmulKernel = MatmulKernel::RegisterTiled(Tile { rows: 8, cols4: 2 });
 
     /// Every kernel the tuner measures, the likeliest winners first so that it can stop the

@@ -2,9 +2,9 @@
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_storage};
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{buffers::create_storage, encoder::CommandBatch};
 use crate::gpu::elementwise::MATH;
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::Distribution;

@@ -4,9 +4,12 @@
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_output, create_storage};
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{
+    buffers::{create_output, create_storage},
+    encoder::CommandBatch,
+};
 use crate::gpu::elementwise::{MATH, wgsl_type};
 use crate::memory::allocator::GpuBuffer;
 use crate::primitive::ReduceOp;

@@ -5,9 +5,9 @@
 
 use crate::error::Result;
 use crate::gpu::GpuContext;
-use crate::gpu::device::encoder::{CommandBatch, create_output};
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::gpu::elementwise::{CONVERT, MATH};
 use crate::memory::allocator::GpuBuffer;
 use crate::shape::{contiguous_strides, numel};
@@ -15,7 +15,7 @@ use crate::shape::{contiguous_strides, numel};
 const KERNEL: &str = include_str!("wgsl/elementwise_vec4.wgsl");
 
 /// Threads per workgroup and `vec4`s per thread. On SwiftShader, 256 threads computing two
-/// `vec4`s each was the fastest hand-written `exp` (PERFORMANCE.md).
+/// `vec4`s each was the fastest hand-written `exp` measured.
 const WORKGROUP: u32 = 256;
 const ITEMS: u32 = 2;
 /// Small outputs (up to this many threads) take workgroups of [`SMALL_WORKGROUP`] instead: a

@@ -1,4 +1,4 @@
-//! The memory API of `../shared/API.md` ("Memory"): MLX's names and PyTorch's statistics.
+//! The memory API (`docs/managing-memory.md`): MLX's names and PyTorch's statistics.
 
 use wasm_bindgen::prelude::*;
 

@@ -1,4 +1,4 @@
-//! The wasm-bindgen layer: the JS API of `../shared/API.md`. It converts JS values, calls the
+//! The wasm-bindgen layer: the JS API (`npm/index.d.ts`, `docs/reference.md`). It converts JS values, calls the
 //! core and maps errors; it holds no logic of its own.
 //!
 //! The package's TypeScript types are `npm/index.d.ts`, written for users (dtype-generic

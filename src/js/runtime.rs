@@ -207,7 +207,7 @@ fn describe(value: &JsValue) -> String {
         .unwrap_or_else(|| "unknown error".into())
 }
 
-/// `RuntimeInfo` as the plain object API.md describes.
+/// `RuntimeInfo` as the plain object the types (`npm/index.d.ts`) describe.
 async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference) -> JsValue {
     let object = js_sys::Object::new();
     set(&object, "gpu", info.gpu.into());

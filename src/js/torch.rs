@@ -1,6 +1,6 @@
 //! The memory calls of PyTorch (`torch.accelerator`, `torch.cuda`) and torch_npu under their
-//! own names (`../shared/API.md`, "PyTorch and torch_npu names"). Each is a thin view over the
-//! allocator's statistics: there is no second bookkeeping.
+//! own names (`docs/memory-api-map.md`). Each is a thin view over the allocator's
+//! statistics: there is no second bookkeeping.
 //!
 //! **`totalMemory`.** WebGPU reports no memory size for a GPU. A page can know two bounds: the
 //! device's RAM (`navigator.deviceMemory`, in GiB, which browsers round and cap, Chromium at 8)

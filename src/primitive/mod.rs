@@ -44,7 +44,7 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
-    /// Every unary op of the JS API, in API.md's order (`Cast` is `astype`).
+    /// Every unary op of the JS API, in the API's order (`Cast` is `astype`).
     pub const ALL: [UnaryOp; 23] = [
         UnaryOp::Abs,
         UnaryOp::Neg,
@@ -156,7 +156,7 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
-    /// Every binary op of the JS API, in API.md's order.
+    /// Every binary op of the JS API, in the API's order.
     pub const ALL: [BinaryOp; 15] = [
         BinaryOp::Add,
         BinaryOp::Subtract,

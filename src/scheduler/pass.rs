@@ -13,7 +13,10 @@ use super::state::State;
 use crate::array::{Array, Data};
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::gpu::device::encoder::{CommandBatch, dispatches_per_submit, upload_words};
+use crate::gpu::device::{
+    buffers::upload_words,
+    encoder::{CommandBatch, dispatches_per_submit},
+};
 use crate::memory::{allocator, device_errors};
 use crate::primitive::Primitive;
 use crate::profile::Profiler;

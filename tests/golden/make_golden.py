@@ -4,7 +4,7 @@
 What it does
 ------------
 Builds a list of test cases, one per (op, inputs, params), covering every op in the "Ops"
-section of /work/shared/API.md plus the non-random creation ops (zeros, ones, full, arange,
+section of the API (docs/reference.md) plus the non-random creation ops (zeros, ones, full, arange,
 linspace, eye). For each case it
 
 1. computes the expected output with ``mlx.core`` on the CPU device (MLX is the semantic
@@ -19,9 +19,9 @@ linspace, eye). For each case it
 4. asserts that every output dtype is one of tandem's dtypes (float32, int32, uint32, bool).
 
 Deliberate exceptions (see KNOWN_MLX_CPU_DEVIATIONS below), where MLX's CPU result is a bug
-or contradicts API.md, and the golden value is the float64 reference instead:
+or contradicts tandem's accuracy promise, and the golden value is the float64 reference instead:
 - MLX's CPU ``exp`` returns +inf for every x > 88.0, although exp(x) is finite up to
-  x ~= 88.72 (API.md promises transcendentals accurate over the whole float32 range).
+  x ~= 88.72 (tandem promises transcendentals accurate over the whole float32 range).
 For those cases the script asserts that MLX really does deviate (so the exception is noticed
 if MLX changes).
 
@@ -60,7 +60,7 @@ CREATE = dict(rtol=1e-6, atol=1e-6)  # float arange/linspace: MLX accumulates in
 NAN, INF = float("nan"), float("inf")
 
 # Case names whose golden output is the float64 reference because MLX's CPU result is wrong
-# there (it contradicts API.md's accuracy promise). The script asserts MLX still deviates.
+# there (it contradicts tandem's accuracy promise). The script asserts MLX still deviates.
 KNOWN_MLX_CPU_DEVIATIONS = {
     "exp_near_overflow_float32": "MLX CPU exp() returns inf for all x > 88.0 "
     "(mlx/backend/cpu/simd/math.h); the true exp(x) is finite up to x ~= 88.72",

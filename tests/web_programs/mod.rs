@@ -1,5 +1,5 @@
 //! Random programs over the whole JS API, for the browser's interleaving test
-//! (`web_interleave.rs`): every op of `../shared/API.md` at ranks 0 to 4, empty shapes, number
+//! (`web_interleave.rs`): every op of the API at ranks 0 to 4, empty shapes, number
 //! operands, negative strides, views of another stream's array, reads and evaluates started
 //! without awaiting, disposes, memory and cache limits.
 //!

@@ -1,12 +1,12 @@
-//! Command batching and uploads (readback is in `readback.rs`, the parameter ring in
-//! `params.rs`).
+//! Command batching (buffers and uploads are in `buffers.rs`, readback in `readback.rs`, the
+//! parameter ring in `params.rs`).
 //!
 //! Dispatches are recorded into one command encoder and submitted together: on WebGPU a submit
 //! costs several times a dispatch, so batching is what keeps small ops cheap.
 
 use futures_channel::oneshot;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use std::rc::Rc;
 
 use crate::gpu::device::params::{PARAM_SLOT, PARAM_SLOTS};
@@ -15,7 +15,7 @@ use crate::gpu::device::readback::{PendingMap, Readback};
 use crate::clock::now_ms;
 use crate::gpu::GpuContext;
 use crate::gpu::device::pipelines::Kernel;
-use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu, alloc_gpu_apart};
+use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
 use crate::profile::{Dispatch, Profiler};
 
 thread_local! {
@@ -397,55 +397,10 @@ impl Drop for CommandBatch {
     }
 }
 
-/// A storage block for `words` elements that kernels write and readback copies from. WebGPU
-/// cannot bind an empty buffer, so an empty array still gets one word.
-pub fn create_storage(gpu: &GpuContext, words: usize) -> Result<GpuBuffer> {
-    create_output(gpu, words, &[])
-}
-
-/// [`create_storage`] for the output of a dispatch that reads `inputs`: in a buffer none of
-/// them lives in, since WebGPU rejects one buffer bound both read-only and writable in a
-/// dispatch.
-pub fn create_output(gpu: &GpuContext, words: usize, inputs: &[&GpuBuffer]) -> Result<GpuBuffer> {
-    let bytes = (words.max(1) as u64) * 4;
-    check_binding_size(gpu, bytes)?;
-    alloc_gpu_apart(
-        &gpu.device,
-        gpu.limits().max_buffer_size,
-        Usage::Storage,
-        bytes,
-        inputs,
-    )
-}
-
-/// A storage block holding `words`, uploaded with `writeBuffer` (the fastest upload path on
-/// the browsers measured, see PERFORMANCE.md).
-pub fn upload_words(gpu: &GpuContext, words: &[u32]) -> Result<GpuBuffer> {
-    let buffer = create_storage(gpu, words.len())?;
-    if !words.is_empty() {
-        gpu.queue.write_buffer(
-            buffer.buffer(),
-            buffer.offset(),
-            bytemuck::cast_slice(words),
-        );
-    }
-    Ok(buffer)
-}
-
 /// Whether the last of `buffers` (a dispatch's output) lives in no buffer of the others.
 fn output_apart(buffers: &[&GpuBuffer]) -> bool {
     let Some((out, inputs)) = buffers.split_last() else {
         return true;
     };
     inputs.iter().all(|i| i.serial() != out.serial())
-}
-
-fn check_binding_size(gpu: &GpuContext, size: u64) -> Result<()> {
-    let max = gpu.limits().max_storage_buffer_binding_size;
-    if size > max {
-        return Err(Error::MemoryLimit(format!(
-            "a buffer of {size} bytes exceeds the adapter's maxStorageBufferBindingSize of {max} bytes"
-        )));
-    }
-    Ok(())
 }

@@ -3,6 +3,7 @@
 //! monitor's submit timestamps.
 
 pub mod bind_groups;
+pub mod buffers;
 pub mod context;
 pub mod encoder;
 pub mod errors;
