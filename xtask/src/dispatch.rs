@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::cmd::root;
 use crate::manifest::Manifest;
 use crate::webdriver::Browser;
-use crate::{demo, package, peers, setup};
+use crate::{bench, demo, package, setup};
 
 /// The runtimes profiled, in table order.
 const RUNTIMES: [&str; 3] = ["tandem-gpu", "tfjs-webgpu", "webgpu-hand"];
@@ -175,7 +175,7 @@ fn short_name(name: &str) -> String {
 pub fn dispatch(manifest: &Manifest) -> Result<(), String> {
     setup::setup(manifest)?;
     package::build(manifest)?;
-    peers::ensure_npm_packages(&root().join("bench"))?;
+    bench::ensure_npm_packages(&root().join("bench"))?;
     let address = demo::serve_pages(manifest, "bench")?;
     let mut results = Vec::new();
     for runtime in RUNTIMES {
@@ -184,7 +184,7 @@ pub fn dispatch(manifest: &Manifest) -> Result<(), String> {
         let (page, profile) = profile_page(manifest, &url)?;
         // DevTools' Performance panel opens .cpuprofile files.
         let raw = root().join(format!("target/bench/dispatch-{runtime}.cpuprofile"));
-        peers::write_json(&raw, &profile)?;
+        bench::write_json(&raw, &profile)?;
         if let Some(problem) = page["check"].as_str() {
             return Err(format!("{runtime}: a result failed its check: {problem}"));
         }
@@ -205,7 +205,7 @@ pub fn dispatch(manifest: &Manifest) -> Result<(), String> {
             }))
             .collect::<Vec<_>>()
     );
-    peers::write_json(&path, &json)?;
+    bench::write_json(&path, &json)?;
     println!("dispatch: wrote {}", path.display());
     Ok(())
 }

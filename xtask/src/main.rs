@@ -10,7 +10,6 @@ mod manifest;
 mod npm;
 mod package;
 mod pages;
-mod peers;
 mod serve;
 mod setup;
 mod test;
@@ -77,7 +76,7 @@ fn run(args: &[&str]) -> Result<(), String> {
             .and_then(|()| pages::run_one(&manifest, page)),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
-        ["bench", "peers", rest @ ..] => peers::peers(&manifest, rest),
+        ["bench", "peers", rest @ ..] => bench::peers(&manifest, rest),
         ["bench", "dispatch"] => dispatch::dispatch(&manifest),
         ["bench", name] => bench::bench(&manifest, name),
         ["interleave", rest @ ..] => interleave::interleave(&manifest, rest),

@@ -1,10 +1,25 @@
 //! `cargo xtask bench <name>`: builds the package and runs a benchmark page from `bench/` in
-//! headless Chromium, printing its table. `bench peers` has its own driver, in peers.rs.
+//! headless Chromium, printing its table. `bench peers` has its own driver (`peers.rs` and the
+//! files beside it: plan, npm, drive, table, ratios, json).
 
 use std::time::Duration;
 
 use crate::manifest::Manifest;
+
+mod drive;
+mod json;
+mod npm;
+mod peers;
+mod plan;
+mod ratios;
+mod table;
+#[cfg(test)]
+mod tests;
+
 use crate::{demo, package, setup};
+pub(crate) use json::write_json;
+pub(crate) use npm::ensure_npm_packages;
+pub use peers::peers;
 
 /// The benchmarks: name and page.
 const BENCHES: [(&str, &str); 3] = [

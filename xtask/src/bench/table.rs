@@ -1,0 +1,159 @@
+//! The table of medians, one column per runtime.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::drive::*;
+use super::plan::*;
+
+/// A result's derived figure and unit, when it has one.
+pub(super) fn derived(result: &Value) -> Option<(f64, String)> {
+    let d = &result["derived"];
+    Some((d["median"].as_f64()?, d["unit"].as_str()?.to_string()))
+}
+
+/// About four significant digits.
+pub(super) fn fmt_number(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// The three lines of a cell: median ms, min-max, derived figure.
+pub(super) fn cell(result: Option<&Value>) -> [String; 3] {
+    let Some(r) = result else {
+        return ["-".into(), String::new(), String::new()];
+    };
+    let word = |w: &str| [w.to_string(), String::new(), String::new()];
+    match r["status"].as_str() {
+        Some("ok") => {
+            let num = |key: &str| r[key].as_f64().map_or("?".into(), fmt_number);
+            let d = derived(r).map(|(v, _)| fmt_number(v)).unwrap_or_default();
+            [num("median"), format!("{}-{}", num("min"), num("max")), d]
+        }
+        Some("failed") => word("FAIL"),
+        Some("n/a") => word("n/a"),
+        _ => word("err"),
+    }
+}
+
+pub(super) const COLUMN: usize = 15;
+
+pub(super) fn table(
+    workloads: &[Workload],
+    reports: &[Report],
+    plan: &Plan,
+    quick: bool,
+) -> String {
+    let label = workloads
+        .iter()
+        .map(|w| w.title.len() + 5)
+        .max()
+        .unwrap_or(20)
+        .max(24);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "peers: median ms of {}{}; second line min-max; third the derived figure",
+        plan.describe(),
+        if quick { " (--quick)" } else { "" }
+    );
+    for line in adapter_lines(reports) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = write!(out, "{:label$}", "workload");
+    for r in reports {
+        let _ = write!(out, "{:>COLUMN$}", r.runtime.id);
+    }
+    out.push('\n');
+    let mut problems = Vec::new();
+    for w in workloads {
+        let cells: Vec<[String; 3]> = reports.iter().map(|r| cell(r.result(&w.id))).collect();
+        let unit = reports
+            .iter()
+            .find_map(|r| r.result(&w.id).and_then(derived))
+            .map(|(_, u)| u);
+        let labels = [
+            format!("{} (ms)", w.title),
+            "  min-max".to_string(),
+            format!("  {}", unit.unwrap_or_default()),
+        ];
+        for (line, text) in labels.iter().enumerate() {
+            if line > 0 && cells.iter().all(|c| c[line].is_empty()) {
+                continue;
+            }
+            let _ = write!(out, "{text:label$}");
+            for c in &cells {
+                let _ = write!(out, "{:>COLUMN$}", c[line]);
+            }
+            out.push('\n');
+        }
+        for r in reports {
+            match r.result(&w.id) {
+                Some(v) if v["status"] == "failed" => problems.push(format!(
+                    "FAIL {} {}: {}",
+                    r.runtime.id,
+                    w.id,
+                    first_line(v["check"].as_str().unwrap_or(""))
+                )),
+                Some(v) if v["status"] == "error" => problems.push(format!(
+                    "err  {} {}: {}",
+                    r.runtime.id,
+                    w.id,
+                    first_line(v["error"].as_str().unwrap_or(""))
+                )),
+                _ => {}
+            }
+        }
+    }
+    for p in problems {
+        let _ = writeln!(out, "{p}");
+    }
+    out
+}
+
+/// The adapter the GPU runtimes saw, and the warning that goes with a fallback one.
+pub(super) fn adapter_lines(reports: &[Report]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut fallback = false;
+    let mut cores = None;
+    for r in reports.iter().filter(|r| r.runtime.kind == Kind::Gpu) {
+        let a = &r.page["adapter"];
+        if a.is_null() {
+            continue;
+        }
+        fallback |= a["isFallbackAdapter"] == true;
+        cores = cores.or(r.page["hardwareConcurrency"].as_u64());
+        let line = format!(
+            "adapter: {} {} ({}), isFallbackAdapter: {}",
+            a["vendor"].as_str().unwrap_or("?"),
+            a["architecture"].as_str().unwrap_or("?"),
+            a["description"]
+                .as_str()
+                .filter(|d| !d.is_empty())
+                .unwrap_or("no description"),
+            a["isFallbackAdapter"]
+        );
+        if !seen.contains(&line) {
+            seen.push(line);
+        }
+    }
+    if fallback {
+        let cores = cores.map_or("the same".to_string(), |c| format!("the same {c}"));
+        seen.push(format!(
+            "note: the \"GPU\" here is SwiftShader, a fallback adapter running on {cores} CPU cores \
+             as the CPU runtimes: every GPU figure is CPU work"
+        ));
+    }
+    seen
+}
+
+// ---- ratios -------------------------------------------------------------------------------
