@@ -17,11 +17,9 @@
 
 pub mod array;
 pub mod clock;
-pub mod compile;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
-pub mod fuse;
 pub mod gpu;
 pub mod memory;
 pub mod monitor;
@@ -35,6 +33,7 @@ pub mod shape;
 pub mod startup;
 pub mod storage;
 pub mod stream;
+pub mod transforms;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;

@@ -1,4 +1,4 @@
-//! Fusion of elementwise chains (`tandem::fuse`): fused programs give the unfused ops' bits on
+//! Fusion of elementwise chains (`tandem::transforms::fuse`): fused programs give the unfused ops' bits on
 //! both devices, never fold a node something else holds, keep memory exact, and handle chains
 //! far longer than any stack.
 
@@ -7,10 +7,10 @@
 mod common;
 
 use common::{Rng, gpu_runtime, random_words, words};
-use tandem::fuse::{When, fuse};
 use tandem::memory::allocator::stats;
 use tandem::memory::stats::Scope;
 use tandem::primitive::{BinaryOp, Primitive, UnaryOp};
+use tandem::transforms::fuse::{When, fuse};
 use tandem::{Array, DType, Device, ops};
 
 fn active() -> u64 {

@@ -1,4 +1,4 @@
-//! `compile(fn)`: the JS face of [`crate::compile::Tape`]. The package's `compile` wraps a
+//! `compile(fn)`: the JS face of [`crate::transforms::compile::Tape`]. The package's `compile` wraps a
 //! `Compiled` in a plain function (`npm/index.js`), so that it takes any number of arguments.
 //!
 //! A `Compiled` never holds `fn`: the wrapper does, and passes it to each call. What Rust
@@ -15,7 +15,6 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
 use crate::array::{Array, next_serial};
-use crate::compile::{Tape, stand_ins};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::js::error::{JsResult, to_js};
@@ -24,6 +23,7 @@ use crate::js::ndarray::NdArray;
 use crate::js::options::describe;
 use crate::js::stream::default_device;
 use crate::stream::{Device, Stream};
+use crate::transforms::compile::{Tape, stand_ins};
 
 /// What a trace depends on besides the function: per argument, an array's shape, dtype,
 /// stream and which earlier argument is the same array, or a number's bits; and the default

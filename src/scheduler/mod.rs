@@ -198,7 +198,7 @@ impl Scheduler {
     /// submitted, and, with `to_host`, until every output has a host copy.
     async fn drive(&self, outputs: &[Array], to_host: bool) -> Result<()> {
         // Before anything runs: fusion folds only nodes that nothing else can see.
-        crate::fuse::fuse(outputs, crate::fuse::When::Repeated);
+        crate::transforms::fuse::fuse(outputs, crate::transforms::fuse::When::Repeated);
         let mut retried = false;
         loop {
             let (ran, step) = self.pass(outputs, to_host);

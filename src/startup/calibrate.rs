@@ -89,7 +89,10 @@ async fn run_probe(scheduler: &Scheduler, device: Device) -> Result<()> {
     let total = ops::reduce(ReduceOp::Sum, &y, None, false, device)?;
     // Fused from the first run, as a page's repeated step would be after its first: one GPU
     // pipeline to compile rather than one per op and then the fused one.
-    crate::fuse::fuse(std::slice::from_ref(&total), crate::fuse::When::Always);
+    crate::transforms::fuse::fuse(
+        std::slice::from_ref(&total),
+        crate::transforms::fuse::When::Always,
+    );
     scheduler.read(&[total]).await?;
     Ok(())
 }

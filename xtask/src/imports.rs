@@ -17,11 +17,12 @@ mod tests {
 
     /// The top-level modules of `src/`, bottom first: the vocabulary (`error` to `stream`),
     /// what a node computes (`primitive`), memory and an array's copies (`memory`, `storage`),
-    /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`fuse`,
-    /// `ops`, `compile`), observing (`monitor`, `profile`), the GPU evaluator (`gpu`), then
-    /// what runs it all (`scheduler`, `startup`, `runtime`, `raw_block`) and the wasm-bindgen
-    /// layer (`js`). The crate root (`lib.rs`) sits above them all.
-    pub(super) const LAYERS: [&str; 21] = [
+    /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`ops`,
+    /// `transforms`: fusion and `compile`), observing (`monitor`, `profile`), the GPU
+    /// evaluator (`gpu`), then what runs it all (`scheduler`, `startup`, `runtime`,
+    /// `raw_block`) and the wasm-bindgen layer (`js`). The crate root (`lib.rs`) sits above
+    /// them all.
+    pub(super) const LAYERS: [&str; 20] = [
         "error",
         "clock",
         "dtype",
@@ -32,9 +33,8 @@ mod tests {
         "storage",
         "array",
         "cpu",
-        "fuse",
         "ops",
-        "compile",
+        "transforms",
         "monitor",
         "profile",
         "gpu",

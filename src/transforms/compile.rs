@@ -2,7 +2,7 @@
 //!
 //! Tracing runs the function on the call's own arrays; ops only build lazy nodes, so the
 //! result is a graph from the inputs to the outputs. Its elementwise chains are fused
-//! ([`crate::fuse`], always, since the program runs on every call), then the graph is recorded
+//! ([`crate::transforms::fuse`], always, since the program runs on every call), then the graph is recorded
 //! as a [`Tape`]: a list of primitives with their shapes, dtypes and streams, whose operands
 //! are the inputs, constants (arrays the function closed over or made from data), literals
 //! (the one-element arrays it made from numbers) or earlier entries. A replay makes one node
@@ -29,9 +29,9 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::array::{Array, Visit, order_by};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::fuse::{When, fuse};
 use crate::primitive::Primitive;
 use crate::stream::Stream;
+use crate::transforms::fuse::{When, fuse};
 
 /// Where an entry's operand comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
