@@ -27,8 +27,24 @@ thread_local! {
     static UNVERIFIED: RefCell<Vec<Unverified>> = const { RefCell::new(Vec::new()) };
     /// Reports that [`verify`] has taken and is still awaiting.
     static VERIFYING: Cell<usize> = const { Cell::new(0) };
+}
+
+#[cfg(feature = "test-hooks")]
+thread_local! {
     /// Test hook: how many of the next created buffers to report as out of memory.
     static FAIL_NEXT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Whether the test hook asks this buffer to report out of memory (never without it).
+fn simulated_failure() -> bool {
+    #[cfg(feature = "test-hooks")]
+    return FAIL_NEXT.with(|n| {
+        let failing = n.get() > 0;
+        n.set(n.get().saturating_sub(1));
+        failing
+    });
+    #[cfg(not(feature = "test-hooks"))]
+    false
 }
 
 /// Creates a buffer inside an out-of-memory error scope and remembers the scope's report.
@@ -39,11 +55,7 @@ pub(crate) fn create_watched(
     let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let buffer = device.create_buffer(descriptor);
     let report: Report = Box::pin(scope.pop());
-    let simulated = FAIL_NEXT.with(|n| {
-        let failing = n.get() > 0;
-        n.set(n.get().saturating_sub(1));
-        failing
-    });
+    let simulated = simulated_failure();
     let requested = descriptor.size;
     let watch = move |segment: &Rc<Segment>| {
         let report = if simulated {
@@ -131,8 +143,8 @@ impl Drop for Awaiting {
 }
 
 /// Makes the next `count` created buffers report out of memory, to test the recovery path
-/// (a real device cannot be made to run out on demand).
-#[doc(hidden)]
+/// (a real device cannot be made to run out on demand). Only with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
 pub fn fail_next_buffers_for_tests(count: usize) {
     FAIL_NEXT.with(|n| n.set(count));
 }

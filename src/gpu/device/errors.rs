@@ -25,18 +25,25 @@ use crate::error::{Error, Result};
 
 type Report = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 
+#[cfg(feature = "test-hooks")]
 thread_local! {
     /// Test hook: whether the next submit carries an invalid command.
     static SPOIL_NEXT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Test hook: the next submitted batch also carries a copy past the end of a buffer, which the
-/// GPU rejects, so the whole batch does not run.
+/// GPU rejects, so the whole batch does not run. Only with the `test-hooks` feature.
+#[cfg(feature = "test-hooks")]
 pub fn spoil_next_submit_for_tests() {
     SPOIL_NEXT.with(|s| s.set(true));
 }
 
-/// Records the invalid copy of [`spoil_next_submit_for_tests`] when it was asked for.
+/// Records the invalid copy of `spoil_next_submit_for_tests` when it was asked for; nothing
+/// without the `test-hooks` feature.
+#[cfg(not(feature = "test-hooks"))]
+pub(crate) fn maybe_spoil(_: &wgpu::Device, _: &mut wgpu::CommandEncoder) {}
+
+#[cfg(feature = "test-hooks")]
 pub(crate) fn maybe_spoil(device: &wgpu::Device, encoder: &mut wgpu::CommandEncoder) {
     if !SPOIL_NEXT.with(|s| s.replace(false)) {
         return;
