@@ -6,7 +6,7 @@ use std::rc::Rc;
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::gpu::math_probe::ExpChoice;
+use crate::gpu::device::exp_choice::ExpChoice;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::memory::allocator;
 use crate::profile::Profiler;
@@ -105,7 +105,10 @@ impl Runtime {
             let found = options.remembered.iter().find(|(k, _)| *k == key);
             found.map_or_else(Choices::default, |(_, text)| Choices::decode(text))
         };
-        match GpuContext::new(options.power_preference, |a| known(a).builtin_exp).await {
+        let decide_exp = async |adapter: &_, device: &_, queue: &_| {
+            crate::startup::exp_probe::decide(known(adapter).builtin_exp, device, queue).await
+        };
+        match GpuContext::new(options.power_preference, decide_exp).await {
             Ok(gpu) => {
                 let device_ms = lap();
                 let probe_ms = gpu.exp.ms;

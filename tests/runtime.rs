@@ -264,7 +264,7 @@ fn gpu_segments_created() -> u64 {
 /// runtime's choice of `exp` is the probe's verdict on the built-in.
 #[test]
 fn the_exp_probe_passes_exp_acc_and_decides_the_built_in() {
-    use tandem::gpu::math_probe::{RELATIVE_BOUND, probe_builtin_exp, probe_exp};
+    use tandem::startup::exp_probe::{RELATIVE_BOUND, probe_builtin_exp, probe_exp};
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
     let accurate = pollster::block_on(probe_exp(&gpu.device, &gpu.queue, "exp_acc")).unwrap();

@@ -73,8 +73,8 @@ async fn init_runtime_reports_the_webgpu_adapter() {
 #[wasm_bindgen_test]
 async fn the_exp_probe_runs_on_the_browsers_webgpu() {
     use tandem::gpu::device::pipelines::PipelineCache;
-    use tandem::gpu::math_probe::{probe_builtin_exp, probe_exp};
     use tandem::gpu::unary;
+    use tandem::startup::exp_probe::{probe_builtin_exp, probe_exp};
     use tandem::{DType, primitive::UnaryOp};
     let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
         default_device: Some(tandem::Device::Gpu),

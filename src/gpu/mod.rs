@@ -12,7 +12,6 @@ pub mod eval;
 pub mod fill;
 pub mod fused;
 pub mod input;
-pub mod math_probe;
 pub mod matmul;
 pub mod random;
 pub mod reduce;

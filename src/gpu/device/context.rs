@@ -5,10 +5,10 @@ use std::cell::Cell;
 
 use crate::gpu::device::bind_groups::BindGroupCache;
 use crate::gpu::device::errors::GpuErrors;
+use crate::gpu::device::exp_choice::ExpChoice;
 use crate::gpu::device::params::ParamRing;
 use crate::gpu::device::pipelines::PipelineCache;
 use crate::gpu::device::submit_stamps::SubmitStamps;
-use crate::gpu::math_probe::{ExpChoice, probe_builtin_exp};
 use crate::gpu::matmul::{MatmulChoice, MatmulKernel};
 use crate::monitor::Monitor;
 
@@ -64,11 +64,11 @@ pub struct GpuContext {
 
 impl GpuContext {
     /// Requests an adapter and a device with the adapter's full limits and the features in
-    /// [`REPORTED_FEATURES`] that it has. `known_exp` gives the verdict of the built-in `exp`
-    /// probe for the adapter if an earlier page load measured it; else the probe runs.
+    /// [`REPORTED_FEATURES`] that it has. `decide_exp` chooses the `exp` its kernels use, given
+    /// the adapter and the new device (start-up remembers or measures it).
     pub async fn new(
         power_preference: wgpu::PowerPreference,
-        known_exp: impl FnOnce(&AdapterSummary) -> Option<bool>,
+        decide_exp: impl AsyncFnOnce(&AdapterSummary, &wgpu::Device, &wgpu::Queue) -> ExpChoice,
     ) -> Result<GpuContext> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: backends(),
@@ -94,15 +94,7 @@ impl GpuContext {
             .map_err(|e| Error::Device(format!("the GPU adapter refused a device ({e})")))?;
         let errors = GpuErrors::new(&device);
         let summary = summarize(&adapter.get_info());
-        let exp = match known_exp(&summary) {
-            Some(builtin) => ExpChoice::remembered(builtin),
-            None => {
-                let start = crate::clock::now_ms();
-                let mut exp = ExpChoice::from_probe(probe_builtin_exp(&device, &queue).await);
-                exp.ms = crate::clock::now_ms() - start;
-                exp
-            }
-        };
+        let exp = decide_exp(&summary, &device, &queue).await;
         Ok(GpuContext {
             pipelines: PipelineCache::new(exp.builtin),
             exp,

@@ -7,6 +7,7 @@ pub mod buffers;
 pub mod context;
 pub mod encoder;
 pub mod errors;
+pub mod exp_choice;
 pub mod grid;
 pub mod params;
 pub mod pipelines;

@@ -118,7 +118,7 @@ const BUILTIN_EXP_DECLARATION: &str = "override BUILTIN_EXP";
 
 impl PipelineCache {
     /// A cache whose kernels use the built-in `exp` where `builtin_exp` (see
-    /// `gpu/math_probe.rs`).
+    /// `startup/exp_probe.rs`).
     pub fn new(builtin_exp: bool) -> PipelineCache {
         PipelineCache::with_numbered_bound(builtin_exp, NUMBERED_BOUND)
     }

@@ -1,4 +1,4 @@
-// The accuracy probe of an exp (gpu/math_probe.rs): one output per input. Prepended by the
+// The accuracy probe of an exp (startup/exp_probe.rs): one output per input. Prepended by the
 // host: math.wgsl; appended: `fn probed(x: f32) -> f32`, the exp under test.
 // Bindings: 0 inputs, 1 out. Workgroup: 64 threads.
 

@@ -80,7 +80,7 @@ fn exp_acc(x: f32) -> f32 {
     return select(e, x, is_nan(x));
 }
 
-// Whether this adapter's built-in exp passed the accuracy probe (gpu/math_probe.rs). The
+// Whether this adapter's built-in exp passed the accuracy probe (startup/exp_probe.rs). The
 // pipeline cache sets it per device; the compiler folds the branch in exp_best.
 override BUILTIN_EXP: bool = false;
 

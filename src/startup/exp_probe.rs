@@ -14,10 +14,11 @@ use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
+use crate::gpu::device::exp_choice::ExpChoice;
 use crate::gpu::device::readback::wait_for_callbacks;
 use crate::gpu::elementwise::MATH;
 
-const KERNEL: &str = include_str!("wgsl/exp_probe.wgsl");
+const KERNEL: &str = include_str!("../gpu/wgsl/exp_probe.wgsl");
 
 /// The largest relative error accepted from the built-in: math.wgsl's `exp_acc` is within
 /// about 1e-6, and the built-in must not be worse.
@@ -57,60 +58,43 @@ impl ExpProbe {
     }
 }
 
-/// Which `exp` a device's kernels use.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExpChoice {
-    /// WGSL's built-in (guarded), rather than math.wgsl's `exp_acc`.
-    pub builtin: bool,
-    /// Why, in words, for `RuntimeInfo`.
-    pub reason: String,
-    /// What the probe took, in milliseconds.
-    pub ms: f64,
-    /// Whether an earlier page load measured it (no probe ran).
-    pub remembered: bool,
-    /// Whether the verdict is known: measured or remembered, not a probe that failed to run.
-    pub known: bool,
-}
-
-impl ExpChoice {
-    /// The built-in if the probe ran and passed, else `exp_acc`.
-    pub fn from_probe(probe: Result<ExpProbe>) -> ExpChoice {
-        match probe {
-            Ok(probe) => ExpChoice {
-                builtin: probe.passed(),
-                reason: probe.summary(),
-                ms: 0.0,
-                remembered: false,
-                known: true,
-            },
-            Err(err) => ExpChoice {
-                builtin: false,
-                ms: 0.0,
-                remembered: false,
-                known: false,
-                reason: format!(
-                    "math.wgsl's exp_acc: the probe of the built-in did not run ({})",
-                    err.message()
-                ),
-            },
-        }
+/// The built-in if the probe ran and passed, else `exp_acc`.
+pub fn choice_of(probe: Result<ExpProbe>) -> ExpChoice {
+    match probe {
+        Ok(probe) => ExpChoice {
+            builtin: probe.passed(),
+            reason: probe.summary(),
+            ms: 0.0,
+            remembered: false,
+            known: true,
+        },
+        Err(err) => ExpChoice {
+            builtin: false,
+            ms: 0.0,
+            remembered: false,
+            known: false,
+            reason: format!(
+                "math.wgsl's exp_acc: the probe of the built-in did not run ({})",
+                err.message()
+            ),
+        },
     }
 }
 
-impl ExpChoice {
-    /// The verdict an earlier page load measured on this adapter.
-    pub fn remembered(builtin: bool) -> ExpChoice {
-        let which = if builtin {
-            "the built-in (guarded), which passed"
-        } else {
-            "math.wgsl's exp_acc, since the built-in failed"
-        };
-        ExpChoice {
-            builtin,
-            reason: format!("{which} the probe on an earlier page load on this adapter"),
-            ms: 0.0,
-            remembered: true,
-            known: true,
+/// The `exp` for a new device: `remembered`, the verdict of an earlier page load on this
+/// adapter, if there is one; else the probe's, with the time it took.
+pub async fn decide(
+    remembered: Option<bool>,
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+) -> ExpChoice {
+    match remembered {
+        Some(builtin) => ExpChoice::remembered(builtin),
+        None => {
+            let start = crate::clock::now_ms();
+            let mut exp = choice_of(probe_builtin_exp(device, queue).await);
+            exp.ms = crate::clock::now_ms() - start;
+            exp
         }
     }
 }
