@@ -158,7 +158,7 @@ fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
 #[test]
 fn the_policy_changes_only_while_nothing_is_allocated_and_each_reuses_by_its_rule() {
     let runtime = gpu_runtime();
-    assert_eq!(allocator::policy(), Policy::BEST_FIT);
+    assert_eq!(allocator::policy(), Policy::BestFit);
     for policy in POLICIES {
         allocator::set_policy(policy).unwrap();
         // A freed 4 KiB buffer, then a request rounding to 3,840 bytes and one of 4 KiB.
@@ -187,7 +187,7 @@ fn the_policy_changes_only_while_nothing_is_allocated_and_each_reuses_by_its_rul
         }
         allocator::clear_cache();
     }
-    allocator::set_policy(Policy::BEST_FIT).unwrap();
+    allocator::set_policy(Policy::BestFit).unwrap();
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //!
 //! - GPU storage is carved out of larger buffers (segments) under the default policy: a
 //!   request takes the smallest free range that holds it, and freed ranges merge with their
-//!   free neighbours (PyTorch's caching allocator; see `policy::best_fit`). Other GPU buffers
+//!   free neighbours (PyTorch's caching allocator; see `Policy::BestFit`). Other GPU buffers
 //!   (readback staging, uniforms, timestamp resolves) are whole segments. Idle segments are
 //!   kept for reuse (the cache), least recently used first out, within the cache limit and,
 //!   by default, within twice the peak of live GPU bytes. Free ranges of a segment that live

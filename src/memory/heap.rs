@@ -83,7 +83,7 @@ impl Drop for Heap {
 
 thread_local! {
     static HEAP: RefCell<Heap> = RefCell::new(Heap {
-        policy: Policy::BEST_FIT,
+        policy: Policy::BestFit,
         segments: Segments::default(),
         cache_limit: DEFAULT_CACHE_LIMIT,
         memory_limit: None,

@@ -56,56 +56,31 @@ pub fn rounded(bytes: u64) -> u64 {
     bytes.max(1).div_ceil(unit) * unit
 }
 
-mod best_fit;
-mod exact;
-mod no_cache;
-
-/// One rule for reusing freed buffers (torch_npu's pluggable allocator, reduced to what a page
-/// can use safely). A new policy is one file implementing this, listed in [`POLICIES`].
-pub trait Reuse: Sync {
-    /// The name `changeCurrentAllocator` takes.
-    fn name(&self) -> &'static str;
-
-    /// Whether freed buffers are kept at all; without a cache they are destroyed.
-    fn caches(&self) -> bool {
-        true
-    }
-
-    /// Whether a cached buffer of `size` bytes may serve, whole, a request whose rounded size
-    /// is `request`, both of `pool`. Of the buffers that fit, the allocator takes the
-    /// smallest. Asked of buffers that are not split: all of them under a policy that does
-    /// not split, and readback staging buffers under every policy.
-    fn fits(&self, size: u64, request: u64, pool: Pool) -> bool;
-
-    /// Whether storage requests are carved out of larger buffers, any free range that holds
-    /// them serving, as PyTorch's caching allocator splits its segments.
-    fn splits(&self) -> bool {
-        false
-    }
-
-    /// The most GPU bytes to keep reserved (live plus cached) when the peak of live GPU bytes
-    /// is `peak_live`: before a new buffer is made, cached buffers are destroyed, least
-    /// recently used first, until it fits. `None` leaves the cache to the cache limit alone.
-    fn reserve_bound(&self, _peak_live: u64) -> Option<u64> {
-        None
-    }
+/// The allocator's rule for reusing freed buffers (`changeCurrentAllocator`): torch_npu's
+/// pluggable allocator, reduced to the rules a page can use safely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// The default: PyTorch's splitting of cached buffers, MLX's rule for whole ones, and
+    /// reserved memory held near the peak of live memory. Storage requests take the smallest
+    /// free range that holds them, carved out of a cached buffer (requests under 1 MiB from
+    /// buffers of 2 MiB, larger ones from any large buffer whose remainder stays at least
+    /// 1 MiB); freed ranges merge with free neighbours. A buffer that is not split (a
+    /// readback's staging buffer) is reused whole if it is smaller than both twice the request
+    /// and the request plus two rounding units, as MLX reuses its buffers. Reserved GPU memory
+    /// is kept within twice the peak of live GPU bytes.
+    BestFit,
+    /// Only a cached buffer of exactly the request's rounded size: no slack, but a mix of
+    /// sizes finds fewer buffers to reuse.
+    Exact,
+    /// No reuse: every freed buffer is destroyed and every request creates one; the least
+    /// memory held, the most device allocations.
+    NoCache,
 }
 
 /// Every policy, the default first.
-pub const POLICIES: [Policy; 3] = [Policy::BEST_FIT, Policy::EXACT, Policy::NONE];
-
-/// The allocator's current reuse rule (`changeCurrentAllocator`).
-#[derive(Clone, Copy)]
-pub struct Policy(&'static dyn Reuse);
+pub const POLICIES: [Policy; 3] = [Policy::BestFit, Policy::Exact, Policy::NoCache];
 
 impl Policy {
-    /// Carving from cached buffers (the default); see [`best_fit::BestFit`].
-    pub const BEST_FIT: Policy = Policy(&best_fit::BestFit);
-    /// Only a buffer of the request's rounded size.
-    pub const EXACT: Policy = Policy(&exact::Exact);
-    /// No cache: freed buffers are destroyed.
-    pub const NONE: Policy = Policy(&no_cache::NoCache);
-
     /// The policy of this name, such as `"best-fit"`.
     pub fn parse(name: &str) -> Option<Policy> {
         POLICIES.into_iter().find(|p| p.name() == name)
@@ -120,38 +95,45 @@ impl Policy {
         quoted.join(", ")
     }
 
+    /// The name `changeCurrentAllocator` takes.
     pub fn name(self) -> &'static str {
-        self.0.name()
+        match self {
+            Policy::BestFit => "best-fit",
+            Policy::Exact => "exact",
+            Policy::NoCache => "none",
+        }
     }
 
+    /// Whether freed buffers are kept at all; without a cache they are destroyed.
     pub fn caches(self) -> bool {
-        self.0.caches()
+        self != Policy::NoCache
     }
 
+    /// Whether a cached buffer of `size` bytes may serve, whole, a request whose rounded size
+    /// is `request`, both of `pool`. Of the buffers that fit, the allocator takes the
+    /// smallest. Asked of buffers that are not split: all of them under a policy that does
+    /// not split, and readback staging buffers under every policy.
     pub fn fits(self, size: u64, request: u64, pool: Pool) -> bool {
-        self.0.caches() && self.0.fits(size, request, pool)
+        match self {
+            Policy::BestFit => {
+                size >= request && size < (2 * request).min(request + 2 * pool.rounding())
+            }
+            Policy::Exact => size == request,
+            Policy::NoCache => false,
+        }
     }
 
+    /// Whether storage requests are carved out of larger buffers, any free range that holds
+    /// them serving, as PyTorch's caching allocator splits its segments.
     pub fn splits(self) -> bool {
-        self.0.caches() && self.0.splits()
+        self == Policy::BestFit
     }
 
+    /// The most GPU bytes to keep reserved (live plus cached) when the peak of live GPU bytes
+    /// is `peak_live`: before a new buffer is made, cached buffers are destroyed, least
+    /// recently used first, until it fits. `None` leaves the cache to the cache limit alone.
     pub fn reserve_bound(self, peak_live: u64) -> Option<u64> {
-        self.0.reserve_bound(peak_live)
-    }
-}
-
-impl PartialEq for Policy {
-    fn eq(&self, other: &Policy) -> bool {
-        self.name() == other.name()
-    }
-}
-
-impl Eq for Policy {}
-
-impl std::fmt::Debug for Policy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        (self == Policy::BestFit).then(|| peak_live.saturating_mul(2))
     }
 }
 
@@ -170,7 +152,7 @@ mod tests {
 
     #[test]
     fn best_fit_reuses_within_two_units_and_under_twice_the_request() {
-        let fits = |size, request| Policy::BEST_FIT.fits(size, request, Pool::of(request));
+        let fits = |size, request| Policy::BestFit.fits(size, request, Pool::of(request));
         assert!(fits(1024, 1024));
         assert!(fits(1280, 1024), "one unit over");
         assert!(!fits(1536, 1024), "two units over");
@@ -183,13 +165,13 @@ mod tests {
 
     #[test]
     fn exact_and_none_policies() {
-        assert!(Policy::EXACT.fits(1024, 1024, Pool::Small));
-        assert!(!Policy::EXACT.fits(1280, 1024, Pool::Small));
-        assert!(!Policy::NONE.fits(1024, 1024, Pool::Small));
-        assert!(Policy::BEST_FIT.splits() && !Policy::EXACT.splits() && !Policy::NONE.splits());
-        assert_eq!(Policy::BEST_FIT.reserve_bound(100), Some(200));
-        assert_eq!(Policy::EXACT.reserve_bound(100), None);
-        assert_eq!(Policy::parse("best-fit"), Some(Policy::BEST_FIT));
+        assert!(Policy::Exact.fits(1024, 1024, Pool::Small));
+        assert!(!Policy::Exact.fits(1280, 1024, Pool::Small));
+        assert!(!Policy::NoCache.fits(1024, 1024, Pool::Small));
+        assert!(Policy::BestFit.splits() && !Policy::Exact.splits() && !Policy::NoCache.splits());
+        assert_eq!(Policy::BestFit.reserve_bound(100), Some(200));
+        assert_eq!(Policy::Exact.reserve_bound(100), None);
+        assert_eq!(Policy::parse("best-fit"), Some(Policy::BestFit));
         assert_eq!(Policy::parse("lru"), None);
     }
 }
