@@ -17,7 +17,7 @@ fn main() {
 mod bench {
     use std::time::Instant;
 
-    use tandem::primitive::{ReduceOp, UnaryOp};
+    use tandem::graph::primitive::{ReduceOp, UnaryOp};
     use tandem::{Array, Device, Runtime, RuntimeOptions, ops};
 
     const WARMUPS: usize = 2;

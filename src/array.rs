@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::primitive::Primitive;
-use crate::shape::{Layout, checked_size, fmt_shape, numel};
+use crate::graph::primitive::Primitive;
+use crate::graph::shape::{Layout, checked_size, fmt_shape, numel};
 use crate::storage::Storage;
 use crate::stream::{Device, Stream};
 

@@ -210,7 +210,7 @@ mod tests {
     #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn the_storages_with_both_copies_that_are_gone_are_let_go_of() {
-        use crate::primitive::{BinaryOp, UnaryOp};
+        use crate::graph::primitive::{BinaryOp, UnaryOp};
         use crate::{Array, Runtime, RuntimeOptions, ops, stream::Device};
         let options = RuntimeOptions {
             require_gpu: true,

@@ -9,8 +9,8 @@ use common::{Rng, assert_matches, gpu_runtime, random_words, words};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tandem::gpu::matmul::MatmulKernel;
-use tandem::primitive::{BinaryOp, UnaryOp};
-use tandem::shape::numel;
+use tandem::graph::primitive::{BinaryOp, UnaryOp};
+use tandem::graph::shape::numel;
 use tandem::{Array, DType, Device, Runtime, ops};
 
 /// (rtol, atol) of the GPU against the CPU for a float result.
@@ -431,7 +431,7 @@ fn reduce_data(op: ReduceOp) -> impl Fn(DType, usize, u64) -> Vec<u32> {
     }
 }
 
-use tandem::primitive::ReduceOp;
+use tandem::graph::primitive::ReduceOp;
 
 #[test]
 fn reductions_match_the_cpu() {

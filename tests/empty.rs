@@ -7,7 +7,7 @@
 mod common;
 
 use common::{gpu_runtime, words};
-use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
+use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::{Array, DType, Device, Runtime, ops};
 
 const SHAPES: [&[usize]; 3] = [&[0], &[2, 0], &[0, 3]];

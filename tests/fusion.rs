@@ -7,9 +7,9 @@
 mod common;
 
 use common::{Rng, gpu_runtime, random_words, words};
+use tandem::graph::primitive::{BinaryOp, Primitive, UnaryOp};
 use tandem::memory::allocator::stats;
 use tandem::memory::stats::Scope;
-use tandem::primitive::{BinaryOp, Primitive, UnaryOp};
 use tandem::transforms::fuse::{When, fuse};
 use tandem::{Array, DType, Device, ops};
 

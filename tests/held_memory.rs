@@ -5,8 +5,8 @@
 mod common;
 
 use common::gpu_runtime;
+use tandem::graph::primitive::UnaryOp;
 use tandem::memory::{Scope, stats};
-use tandem::primitive::UnaryOp;
 use tandem::{Array, Device, ops};
 
 fn active() -> u64 {
@@ -39,7 +39,7 @@ fn a_number_operand_makes_no_device_buffer() {
     for i in 0..1000 {
         let scalar = Array::from_f32(&[i as f32], &[]).unwrap();
         let a = ops::binary(
-            tandem::primitive::BinaryOp::Multiply,
+            tandem::graph::primitive::BinaryOp::Multiply,
             &base,
             &scalar,
             Device::Gpu,

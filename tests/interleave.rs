@@ -17,9 +17,9 @@ use proptest::prelude::*;
 
 use common::gpu_runtime;
 use interleave_model::{Binary, DType, Program, Rng, STREAMS, Step, Unary, Value};
+use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::memory::device_errors::fail_next_buffers_for_tests;
 use tandem::memory::{Scope, allocator, stats};
-use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::stream::Stream;
 use tandem::{Array, Device, Error, Runtime, ops};
 

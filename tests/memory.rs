@@ -6,10 +6,10 @@
 mod common;
 
 use common::{Rng, gpu_runtime, words};
+use tandem::graph::primitive::BinaryOp;
 use tandem::memory::allocator::{self, cache_bytes};
 use tandem::memory::policy::rounded;
 use tandem::memory::{Scope, Stats, stats};
-use tandem::primitive::BinaryOp;
 use tandem::{Array, DType, Device, ops};
 
 const MIB: u64 = 1 << 20;

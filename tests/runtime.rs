@@ -5,7 +5,7 @@
 mod common;
 
 use common::{gpu_runtime, words};
-use tandem::primitive::BinaryOp;
+use tandem::graph::primitive::BinaryOp;
 use tandem::{Array, Device, ops};
 
 #[test]
@@ -283,7 +283,7 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
     use tandem::DType;
     use tandem::gpu::device::pipelines::{KernelKey, PipelineCache};
     use tandem::gpu::{row_norm, unary};
-    use tandem::primitive::UnaryOp;
+    use tandem::graph::primitive::UnaryOp;
     let runtime = gpu_runtime();
     let gpu = runtime.gpu().unwrap();
     let cache = PipelineCache::new(true);

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{Rng, gpu_runtime};
+use tandem::graph::primitive::{BinaryOp, UnaryOp};
 use tandem::memory::{Scope, allocator, stats};
-use tandem::primitive::{BinaryOp, UnaryOp};
 use tandem::{Array, Device, Error, ops};
 
 const OPS: usize = 100_000;

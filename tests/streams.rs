@@ -5,8 +5,8 @@
 mod common;
 
 use common::{gpu_runtime, words};
+use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::memory::Scope;
-use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::storage::drop_redundant_copies;
 use tandem::{Array, Device, memory, ops};
 

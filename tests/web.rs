@@ -7,8 +7,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, array};
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -75,7 +75,7 @@ async fn the_exp_probe_runs_on_the_browsers_webgpu() {
     use tandem::gpu::device::pipelines::PipelineCache;
     use tandem::gpu::unary;
     use tandem::startup::exp_probe::{probe_builtin_exp, probe_exp};
-    use tandem::{DType, primitive::UnaryOp};
+    use tandem::{DType, graph::primitive::UnaryOp};
     let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
         default_device: Some(tandem::Device::Gpu),
         ..Default::default()
@@ -288,7 +288,7 @@ fn sample_floats() -> Vec<f64> {
 
 #[wasm_bindgen_test]
 async fn unary_ops_on_webgpu_match_the_cpu() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let x = array(floats(&sample_floats()), JsValue::UNDEFINED).unwrap();
     type Unary = fn(&NdArray, JsValue) -> Result<NdArray, JsValue>;
@@ -332,7 +332,7 @@ async fn unary_ops_on_webgpu_match_the_cpu() {
 
 #[wasm_bindgen_test]
 async fn binary_ops_on_views_match_the_cpu_on_webgpu() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let values: Vec<f64> = (0..12).map(|i| (i as f64 - 5.5) * 0.75).collect();
     let m = array(floats(&values), options(&[("shape", floats(&[3.0, 4.0]))])).unwrap();
@@ -376,7 +376,7 @@ async fn binary_ops_on_views_match_the_cpu_on_webgpu() {
 
 #[wasm_bindgen_test]
 fn every_op_family_reports_bad_input_by_name() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     let flags: JsValue = JsArray::of2(&JsValue::TRUE, &JsValue::FALSE).into();
     let b = array(flags, JsValue::UNDEFINED).unwrap();
     assert_eq!(error_name(neg(&b, JsValue::UNDEFINED)), "DTypeError");
@@ -444,7 +444,7 @@ fn every_op_family_reports_bad_input_by_name() {
 async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     use tandem::DType;
     use tandem::gpu::{binary, reduce, select, unary};
-    use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
+    use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
     let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
         default_device: Some(tandem::Device::Gpu),
         ..Default::default()
@@ -576,7 +576,7 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
 
 #[wasm_bindgen_test]
 async fn reductions_on_webgpu_match_the_cpu() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let values: Vec<f64> = (0..2000)
         .map(|i| ((i * 37 % 101) as f64 - 50.0) / 8.0)
@@ -627,7 +627,7 @@ async fn reductions_on_webgpu_match_the_cpu() {
 
 #[wasm_bindgen_test]
 async fn matmul_and_creation_ops_on_webgpu() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let a = arange(
         0.0.into(),
@@ -673,7 +673,7 @@ async fn matmul_and_creation_ops_on_webgpu() {
 
 #[wasm_bindgen_test]
 async fn concatenate_stack_and_split_on_webgpu() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let a = array(
         floats(&[1.0, 2.0, 3.0, 4.0]),
@@ -773,7 +773,7 @@ async fn golden_values_match_on_webgpu_and_the_wasm_cpu() {
 
 #[wasm_bindgen_test]
 async fn numbers_and_booleans_stand_in_for_arrays_weakly_typed() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     runtime_info().await;
     let ints = array(
         js_sys::Int32Array::from(&[1, 2, 3][..]).into(),
@@ -807,7 +807,7 @@ async fn numbers_and_booleans_stand_in_for_arrays_weakly_typed() {
 
 #[wasm_bindgen_test]
 async fn streams_route_ops_and_evaluate_and_synchronize_resolve() {
-    use tandem::js::ops::*;
+    use tandem::js::functions::*;
     use tandem::js::stream::*;
     runtime_info().await;
     let gpu_stream = default_stream("gpu").unwrap();

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
-use tandem::js::ops::array;
+use tandem::js::functions::array;
 use tandem::js::torch::{change_current_allocator, empty_cache};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -22,7 +22,7 @@ async fn the_policy_changes_before_the_first_allocation_and_not_while_memory_is_
     change_current_allocator("exact".into()).unwrap();
     // One JS object for the array, as a page holds it: disposing it frees the array.
     let a = JsValue::from(array(floats(&[1.0; 300]), JsValue::UNDEFINED).unwrap());
-    let b = tandem::js::ops::add(a.clone(), a.clone(), gpu()).unwrap();
+    let b = tandem::js::functions::add(a.clone(), a.clone(), gpu()).unwrap();
     assert_eq!(to_vec(&b).await, vec![2.0; 300]);
     let err = change_current_allocator("none".into()).unwrap_err();
     let message = describe(&err);
@@ -39,7 +39,7 @@ async fn the_policy_changes_before_the_first_allocation_and_not_while_memory_is_
         .unwrap();
     change_current_allocator("none".into()).unwrap();
     let c = JsValue::from(array(floats(&[3.0; 300]), JsValue::UNDEFINED).unwrap());
-    let d = tandem::js::ops::add(c.clone(), c.clone(), gpu()).unwrap();
+    let d = tandem::js::functions::add(c.clone(), c.clone(), gpu()).unwrap();
     assert_eq!(to_vec(&d).await, vec![6.0; 300]);
     assert_eq!(
         tandem::js::memory::get_cache_memory(),

@@ -7,11 +7,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
-use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{
+use tandem::js::functions::{
     add, arange, array, broadcast_to, clip, eye, full, linspace, reshape, slice, softmax, sum,
     transpose, where_, zeros,
 };
+use tandem::js::ndarray::NdArray;
 use tandem::js::random::random_uniform;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -455,7 +455,7 @@ async fn where_takes_scalars_in_any_position() {
 /// the op and what it got.
 #[wasm_bindgen_test]
 async fn something_else_where_an_ndarray_goes_is_a_typed_error() {
-    use tandem::js::ops::exported;
+    use tandem::js::functions::exported;
     runtime_info().await;
     let x = matrix();
     let opts = || JsValue::UNDEFINED;

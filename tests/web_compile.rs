@@ -8,9 +8,9 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 use tandem::js::compile::Compiled;
+use tandem::js::functions::{add, array, exp, multiply, tanh};
 use tandem::js::memory::get_active_memory;
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array, exp, multiply, tanh};
 use tandem::js::random::random_uniform;
 use tandem::js::stream::synchronize;
 
@@ -129,10 +129,10 @@ async fn long_gpu_programs_of_nan_tests_compile_and_match() {
         let s = || gpu();
         let mut y = nd(x);
         for i in 0..16 {
-            let hi = tandem::js::ops::maximum(js_value(&y), (i as f64 / 100.0).into(), s())?;
-            let lo = tandem::js::ops::minimum(js_value(&hi), 2.0.into(), s())?;
-            let big = tandem::js::ops::not_equal(js_value(&lo), 0.5.into(), s())?;
-            y = tandem::js::ops::where_(js_value(&big), js_value(&lo), js_value(&hi), s())?;
+            let hi = tandem::js::functions::maximum(js_value(&y), (i as f64 / 100.0).into(), s())?;
+            let lo = tandem::js::functions::minimum(js_value(&hi), 2.0.into(), s())?;
+            let big = tandem::js::functions::not_equal(js_value(&lo), 0.5.into(), s())?;
+            y = tandem::js::functions::where_(js_value(&big), js_value(&lo), js_value(&hi), s())?;
         }
         Ok(y.into())
     };

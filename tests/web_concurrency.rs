@@ -7,8 +7,8 @@ use js_sys::{Float32Array, Int32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, astype, exp, multiply, neg, sum};
 use tandem::js::memory::{clear_cache, set_cache_limit, set_memory_limit};
-use tandem::js::ops::{add, astype, exp, multiply, neg, sum};
 use tandem::js::random::random_uniform;
 use tandem::js::stream::{new_stream, synchronize};
 use tandem::memory::device_errors::fail_next_buffers_for_tests;

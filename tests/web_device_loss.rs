@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
-use tandem::js::ops::{add, array, multiply};
+use tandem::js::functions::{add, array, multiply};
 use tandem::js::runtime::init_runtime;
 
 wasm_bindgen_test_configure!(run_in_browser);

@@ -7,9 +7,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, array, full, maximum, subtract};
 use tandem::js::memory::*;
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array, full, maximum, subtract};
 use tandem::js::random::random_uniform;
 use tandem::js::stream::evaluate;
 use tandem::js::tidy::tidy;
@@ -268,7 +268,7 @@ async fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
             let n = [1usize, 5, 64, 3000][next() as usize % 4];
             let values: Vec<i32> = (0..n).map(|_| (next() % 200) as i32 - 100).collect();
             let typed = js_sys::Int32Array::from(&values[..]);
-            let array = tandem::js::ops::array(typed.into(), JsValue::UNDEFINED).unwrap();
+            let array = tandem::js::functions::array(typed.into(), JsValue::UNDEFINED).unwrap();
             held.push((array.into(), values));
         } else {
             let (i, j) = (next() as usize % held.len(), next() as usize % held.len());
@@ -330,7 +330,7 @@ async fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
 async fn creation_ops_allocate_when_evaluated_on_their_stream() {
     runtime_info().await;
     let base = get_active_memory();
-    let z: JsValue = tandem::js::ops::zeros(floats(&[1048576.0]), gpu())
+    let z: JsValue = tandem::js::functions::zeros(floats(&[1048576.0]), gpu())
         .unwrap()
         .into();
     assert_eq!(

@@ -9,10 +9,10 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 use tandem::js::block::{caching_allocator_alloc, caching_allocator_delete};
+use tandem::js::functions::add;
+use tandem::js::functions::exported::{exp, matmul};
 use tandem::js::history::{memory_history, record_memory_history};
 use tandem::js::memory::*;
-use tandem::js::ops::add;
-use tandem::js::ops::exported::{exp, matmul};
 use tandem::js::random::{random_normal, random_uniform};
 use tandem::js::smi::smi;
 use tandem::js::stream::{default_stream, evaluate, new_stream};

@@ -8,10 +8,10 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 use tandem::js::block::{caching_allocator_alloc, caching_allocator_delete, gpu_device};
+use tandem::js::functions::{add, array};
 use tandem::js::history::{memory_history, record_memory_history};
 use tandem::js::memory::set_memory_limit;
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array};
 use tandem::js::smi::smi;
 use tandem::js::torch::{empty_cache, memory_allocated, memory_reserved};
 use tandem::memory::allocator::SMALL_SEGMENT;
@@ -483,7 +483,8 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
     let start = tandem::clock::now_ms();
     let mut y = x;
     while tandem::clock::now_ms() - start < 800.0 {
-        let next = tandem::js::ops::exported::matmul(js_value(&y), js_value(&y), gpu()).unwrap();
+        let next =
+            tandem::js::functions::exported::matmul(js_value(&y), js_value(&y), gpu()).unwrap();
         evaluated(&next).await;
         y = next;
     }

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
-use tandem::js::ops::{array, exp, matmul, softmax, sum};
+use tandem::js::functions::{array, exp, matmul, softmax, sum};
 use tandem::js::runtime::init_runtime;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -128,8 +128,8 @@ async fn the_memory_tools_work_with_or_without_webgpu() {
 #[wasm_bindgen_test]
 async fn compiled_functions_dropped_for_the_collector_free_their_traces() {
     use tandem::js::compile::Compiled;
+    use tandem::js::functions::{add, multiply};
     use tandem::js::memory::get_active_memory;
-    use tandem::js::ops::{add, multiply};
     runtime_info().await;
     JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
         .await

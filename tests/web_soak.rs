@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, array, maximum, multiply, neg, tanh};
 use tandem::js::memory::{clear_cache, get_active_memory, set_cache_limit, set_memory_limit};
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array, maximum, multiply, neg, tanh};
 use tandem::js::stream::{evaluate, synchronize};
 
 wasm_bindgen_test_configure!(run_in_browser);

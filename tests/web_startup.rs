@@ -5,7 +5,7 @@
 
 use wasm_bindgen_test::*;
 
-use tandem::js::ops::{array, matmul};
+use tandem::js::functions::{array, matmul};
 use tandem::js::store::{put, read_all};
 
 wasm_bindgen_test_configure!(run_in_browser);

@@ -6,9 +6,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, array, exp, matmul, multiply};
 use tandem::js::memory::memory_stats;
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array, exp, matmul, multiply};
 use tandem::js::profile::profile;
 use tandem::js::random::random_uniform;
 use tandem::js::stream::evaluate;

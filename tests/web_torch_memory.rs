@@ -8,9 +8,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
+use tandem::js::functions::{add, array};
 use tandem::js::memory::{memory_stats, set_memory_limit};
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{add, array};
 use tandem::js::torch::*;
 use tandem::memory::policy::rounded;
 

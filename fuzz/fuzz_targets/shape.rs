@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tandem::shape::{
+use tandem::graph::shape::{
     broadcast_shapes, checked_size, contiguous_strides, normalize_axes, normalize_axis,
     normalize_slice_axis,
 };

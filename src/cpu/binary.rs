@@ -7,7 +7,7 @@ use crate::cpu::elementwise::{Strided, map2};
 use crate::cpu::lanes;
 use crate::cpu::simd::F32x4;
 use crate::dtype::DType;
-use crate::primitive::BinaryOp;
+use crate::graph::primitive::BinaryOp;
 
 pub use crate::cpu::cast::Operand;
 
@@ -35,7 +35,7 @@ pub fn binary(
 fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
     use BinaryOp::*;
     if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b)) {
-        let n = crate::shape::numel(shape);
+        let n = crate::graph::shape::numel(shape);
         // min and max propagate NaN, as the scalar forms below do.
         let values = match op {
             Add => Some(lanes::binary(n, x, y, |a, b| a + b)),
@@ -207,7 +207,7 @@ fn words<T: bytemuck::Pod>(values: Vec<T>) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::{broadcast_strides, contiguous_strides};
+    use crate::graph::shape::{broadcast_strides, contiguous_strides};
 
     fn f32_words(v: &[f32]) -> Vec<u32> {
         v.iter().map(|x| x.to_bits()).collect()

@@ -10,10 +10,10 @@ pub struct Strided<'a, T> {
 
 /// `f` over one operand.
 pub fn map1<T: Copy, O>(shape: &[usize], a: &Strided<T>, f: impl Fn(T) -> O) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::shape::numel(shape));
-    let (dims, [sa]) = crate::shape::collapse_dims(shape, [&a.strides[..]]);
+    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
+    let (dims, [sa]) = crate::graph::shape::collapse_dims(shape, [&a.strides[..]]);
     let (inner, ia) = (dims[dims.len() - 1], sa[sa.len() - 1]);
-    crate::shape::for_each_row(&dims, [&sa[..]], |_, [oa]| {
+    crate::graph::shape::for_each_row(&dims, [&sa[..]], |_, [oa]| {
         let start = a.offset as isize + oa;
         if ia == 1 {
             // Contiguous rows: a plain slice loop that the compiler vectorises.
@@ -33,11 +33,12 @@ pub fn map2<A: Copy, B: Copy, O>(
     b: &Strided<B>,
     f: impl Fn(A, B) -> O,
 ) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::shape::numel(shape));
-    let (dims, [sa, sb]) = crate::shape::collapse_dims(shape, [&a.strides[..], &b.strides[..]]);
+    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
+    let (dims, [sa, sb]) =
+        crate::graph::shape::collapse_dims(shape, [&a.strides[..], &b.strides[..]]);
     let inner = dims[dims.len() - 1];
     let (ia, ib) = (sa[sa.len() - 1], sb[sb.len() - 1]);
-    crate::shape::for_each_row(&dims, [&sa[..], &sb[..]], |_, [oa, ob]| {
+    crate::graph::shape::for_each_row(&dims, [&sa[..], &sb[..]], |_, [oa, ob]| {
         let (pa, pb) = (a.offset as isize + oa, b.offset as isize + ob);
         if ia == 1 && ib == 1 {
             let ra = &a.data[pa as usize..pa as usize + inner];
@@ -61,20 +62,20 @@ pub fn map3<T: Copy, O>(
     ops: [&Strided<T>; 3],
     f: impl Fn(T, T, T) -> O,
 ) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::shape::numel(shape));
+    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
     let strides = [
         &ops[0].strides[..],
         &ops[1].strides[..],
         &ops[2].strides[..],
     ];
-    let (dims, s) = crate::shape::collapse_dims(shape, strides);
+    let (dims, s) = crate::graph::shape::collapse_dims(shape, strides);
     let inner = dims[dims.len() - 1] as isize;
     let inner_strides = [
         s[0][s[0].len() - 1],
         s[1][s[1].len() - 1],
         s[2][s[2].len() - 1],
     ];
-    crate::shape::for_each_row(&dims, [&s[0][..], &s[1][..], &s[2][..]], |_, offsets| {
+    crate::graph::shape::for_each_row(&dims, [&s[0][..], &s[1][..], &s[2][..]], |_, offsets| {
         let at = |k: usize, i: isize| {
             ops[k].data[(ops[k].offset as isize + offsets[k] + i * inner_strides[k]) as usize]
         };

@@ -5,12 +5,12 @@
 use crate::dtype::DType;
 use crate::dtype::convert::from_number;
 use crate::error::{Error, Result};
-use crate::primitive::Fill;
+use crate::graph::primitive::Fill;
 
 /// The words of an array of `shape` and `dtype` made by `fill`, row-major. A size that memory
 /// cannot hold is an error, not an abort.
 pub fn fill(fill: Fill, dtype: DType, shape: &[usize]) -> Result<Vec<u32>> {
-    let len = crate::shape::numel(shape);
+    let len = crate::graph::shape::numel(shape);
     let mut words = Vec::new();
     words.try_reserve_exact(len).map_err(|_| {
         Error::MemoryLimit(format!(

@@ -10,8 +10,8 @@ use crate::cpu::cast::Operand;
 use crate::cpu::{binary, select, unary};
 use crate::dtype::promote;
 use crate::error::Result;
-use crate::primitive::{FusedExpr, Step};
-use crate::shape::{contiguous_strides, numel};
+use crate::graph::primitive::{FusedExpr, Step};
+use crate::graph::shape::{contiguous_strides, numel};
 
 /// Output elements per chunk: a few values of this length stay in L1.
 const CHUNK: usize = 2048;
@@ -173,7 +173,7 @@ fn gather(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<u32
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::primitive::{BinaryOp, UnaryOp};
+    use crate::graph::primitive::{BinaryOp, UnaryOp};
 
     fn operand<'a>(words: &'a [u32], strides: &'a [isize]) -> Operand<'a> {
         Operand {

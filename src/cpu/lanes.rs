@@ -76,8 +76,8 @@ fn finish(from: &[f32], to: &mut [MaybeUninit<f32>], f: impl Fn(F32x4) -> F32x4)
 /// A strided operand over `shape` as a lane side: its data when it is dense row-major, its one
 /// value when every element reads the same, or `None` when it must be gathered first.
 pub fn side<'a>(shape: &[usize], x: &Strided<'a, f32>) -> Option<Side<'a>> {
-    let n = crate::shape::numel(shape);
-    let (dims, [strides]) = crate::shape::collapse_dims(shape, [&x.strides[..]]);
+    let n = crate::graph::shape::numel(shape);
+    let (dims, [strides]) = crate::graph::shape::collapse_dims(shape, [&x.strides[..]]);
     if n == 0 {
         return Some(Side::Dense(&[]));
     }

@@ -21,8 +21,8 @@ use std::borrow::Cow;
 use crate::array::Array;
 use crate::dtype::promote;
 use crate::error::Result;
-use crate::primitive::{Primitive, UnaryOp};
-use crate::shape::Layout;
+use crate::graph::primitive::{Primitive, UnaryOp};
+use crate::graph::shape::Layout;
 use cast::Operand;
 
 /// An input's host words and layout.
@@ -74,7 +74,7 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::Reduce(op, axes) => {
             let input = &inputs[0];
             let words = row_major(input, &host[0])?;
-            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
+            let row_len = crate::graph::shape::numel(&input.shape()[input.ndim() - axes..]);
             Ok(reduce::reduce_rows(
                 op,
                 input.dtype(),
@@ -86,8 +86,8 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::RowNorm(op, axes) => {
             let input = &inputs[0];
             let words = row_major(input, &host[0])?;
-            let row_len = crate::shape::numel(&input.shape()[input.ndim() - axes..]);
-            let rows = crate::shape::numel(&input.shape()[..input.ndim() - axes]);
+            let row_len = crate::graph::shape::numel(&input.shape()[input.ndim() - axes..]);
+            let rows = crate::graph::shape::numel(&input.shape()[..input.ndim() - axes]);
             let x = bytemuck::cast_slice(&words);
             Ok(row_norm::row_norm(op, x, rows, row_len))
         }
@@ -171,7 +171,7 @@ pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32
 fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
     let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
         let (x, h) = (&inputs[k], &host[k]);
-        match crate::shape::matrix_batch_stride(x.shape(), h.layout) {
+        match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {
             Some(stride) => (std::borrow::Cow::Borrowed(h.words), h.layout.offset, stride),
             None => {
                 let words = contiguous(x, h).expect("a float32 copy cannot fail");
@@ -188,7 +188,7 @@ fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
     let shape = node.shape();
     let n = shape.len();
     let k = inputs[0].shape()[n - 1];
-    let batch = crate::shape::numel(&shape[..n - 2]);
+    let batch = crate::graph::shape::numel(&shape[..n - 2]);
     let out = matmul::matmul(
         batch,
         shape[n - 2],
@@ -208,8 +208,8 @@ fn concatenate(
     host: &[HostInput],
 ) -> Result<Vec<u32>> {
     let shape = node.shape();
-    let inner = crate::shape::numel(&shape[axis + 1..]);
-    let outer = crate::shape::numel(&shape[..axis]);
+    let inner = crate::graph::shape::numel(&shape[axis + 1..]);
+    let outer = crate::graph::shape::numel(&shape[..axis]);
     let row = shape[axis] * inner;
     let mut out = vec![0u32; node.size()];
     let mut start = 0;

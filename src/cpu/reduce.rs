@@ -6,7 +6,7 @@
 
 use crate::cpu::simd::{F32x4, LANES};
 use crate::dtype::DType;
-use crate::primitive::ReduceOp;
+use crate::graph::primitive::ReduceOp;
 
 /// Reduces `rows` rows of `len` elements (works for `len == 0`, giving the identity).
 pub fn reduce_rows(op: ReduceOp, dtype: DType, words: &[u32], rows: usize, len: usize) -> Vec<u32> {

@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 
 use crate::cpu::math::{self, LaneFn};
 use crate::cpu::simd::{F32x4, LANES};
-use crate::primitive::RowNorm;
+use crate::graph::primitive::RowNorm;
 
 /// `op` over `rows` rows of `row_len` elements of `x`; the result's words, row-major. An
 /// empty row's logsumexp is -inf, the log of an empty sum.

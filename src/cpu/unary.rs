@@ -11,7 +11,7 @@ use crate::cpu::math::{self, LaneFn};
 use crate::cpu::simd::F32x4;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::UnaryOp;
+use crate::graph::primitive::UnaryOp;
 
 /// `op(x)` over `shape`, as words of `out` (the node's dtype).
 pub fn unary(op: UnaryOp, out: DType, shape: &[usize], x: Operand) -> Result<Vec<u32>> {

@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{convert, strided_source, wgsl_type};
-use crate::primitive::BinaryOp;
+use crate::graph::primitive::BinaryOp;
 
 const KERNEL: &str = include_str!("wgsl/binary.wgsl");
 

@@ -8,8 +8,8 @@ use crate::gpu::GpuContext;
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
+use crate::graph::shape::{collapse_dims, numel};
 use crate::memory::allocator::GpuBuffer;
-use crate::shape::{collapse_dims, numel};
 
 pub const PRELUDE: &str = include_str!("wgsl/elementwise.wgsl");
 pub const CONVERT: &str = include_str!("wgsl/convert.wgsl");

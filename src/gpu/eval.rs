@@ -15,9 +15,9 @@ use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
     binary, fill, fused, matmul, random, reduce, row_norm, select, unary, vectorized,
 };
+use crate::graph::primitive::{Primitive, ReduceOp};
+use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::{Primitive, ReduceOp};
-use crate::shape::Layout;
 
 /// Whether `primitive` takes one-element host inputs as words ([`GpuInput::word`]).
 pub fn takes_words(primitive: &Primitive) -> bool {
@@ -178,8 +178,8 @@ fn reduced_block(
         return Ok((None, block));
     }
     let copied = contiguous(gpu, batch, input, data)?;
-    let kept = crate::shape::numel(&shape[..shape.len() - axes]);
-    let row_len = crate::shape::numel(&shape[shape.len() - axes..]);
+    let kept = crate::graph::shape::numel(&shape[..shape.len() - axes]);
+    let row_len = crate::graph::shape::numel(&shape[shape.len() - axes..]);
     Ok((Some(copied), reduce::Block::rows(kept, row_len)))
 }
 
@@ -198,9 +198,9 @@ pub fn reduction_block(shape: &[usize], layout: &Layout, reduced: usize) -> Opti
             offset: layout.offset,
         };
         candidate.is_contiguous(&permuted).then(|| reduce::Block {
-            rows: crate::shape::numel(&shape[..split]),
-            row_len: crate::shape::numel(&shape[kept..]),
-            inner: crate::shape::numel(&shape[split..kept]),
+            rows: crate::graph::shape::numel(&shape[..split]),
+            row_len: crate::graph::shape::numel(&shape[kept..]),
+            inner: crate::graph::shape::numel(&shape[split..kept]),
             offset: layout.offset,
         })
     })
@@ -217,7 +217,7 @@ fn concatenate(
 ) -> Result<GpuBuffer> {
     let sources: Vec<&GpuBuffer> = data.iter().map(GpuInput::buffer).collect();
     let out = crate::gpu::device::buffers::create_output(gpu, node.size(), &sources)?;
-    let out_strides = crate::shape::contiguous_strides(node.shape());
+    let out_strides = crate::graph::shape::contiguous_strides(node.shape());
     let mut start = 0;
     for (x, d) in inputs.iter().zip(data) {
         let (from, to) = (x.dtype(), node.dtype());
@@ -270,7 +270,7 @@ fn eval_matmul(
     let mut copies = Vec::new();
     let mut placement = Vec::new();
     for (x, d) in inputs.iter().zip(data) {
-        match crate::shape::matrix_batch_stride(x.shape(), d.layout) {
+        match crate::graph::shape::matrix_batch_stride(x.shape(), d.layout) {
             Some(stride) => placement.push((None, d.layout.offset, stride)),
             None => {
                 copies.push(contiguous(gpu, batch, x, d)?);
@@ -291,7 +291,7 @@ fn eval_matmul(
     let shape = node.shape();
     let n = shape.len();
     let k = inputs[0].shape()[n - 1];
-    let count = crate::shape::numel(&shape[..n - 2]);
+    let count = crate::graph::shape::numel(&shape[..n - 2]);
     matmul::dispatch(
         gpu,
         batch,

@@ -11,9 +11,9 @@ use crate::gpu::device::{
     buffers::{create_storage, upload_words},
     encoder::CommandBatch,
 };
+use crate::graph::primitive::Fill;
+use crate::graph::shape::numel;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::Fill;
-use crate::shape::numel;
 
 const KERNEL: &str = include_str!("wgsl/fill.wgsl");
 

@@ -32,10 +32,10 @@ use crate::gpu::elementwise::wgsl_type;
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::vectorized::{self, Access, OpHeader};
 use crate::gpu::{binary, select, unary};
+use crate::graph::primitive::{FusedExpr, Step};
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::{FusedExpr, Step};
 
-pub use crate::primitive::GPU_FUSED_BUFFERS as MAX_INPUTS;
+pub use crate::graph::primitive::GPU_FUSED_BUFFERS as MAX_INPUTS;
 
 /// A generated header and the number that names its pipelines.
 struct Program {
@@ -224,7 +224,7 @@ fn suffix(dtypes: &[DType]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::primitive::{BinaryOp, UnaryOp};
+    use crate::graph::primitive::{BinaryOp, UnaryOp};
 
     #[test]
     fn programs_are_remembered_up_to_a_bound_and_never_share_a_number() {

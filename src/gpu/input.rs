@@ -7,9 +7,9 @@ use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::unary;
+use crate::graph::primitive::UnaryOp;
+use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::UnaryOp;
-use crate::shape::Layout;
 
 /// An input's GPU buffer and layout; or, for a one-element input of an elementwise op that
 /// is only on the host (a JS number, a constant an op made), its word, which the kernel takes

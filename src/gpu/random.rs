@@ -6,8 +6,8 @@ use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_storage, encoder::CommandBatch};
 use crate::gpu::elementwise::MATH;
+use crate::graph::primitive::Distribution;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::Distribution;
 
 const KERNEL: &str = include_str!("wgsl/random.wgsl");
 

@@ -11,8 +11,8 @@ use crate::gpu::device::{
     encoder::CommandBatch,
 };
 use crate::gpu::elementwise::{MATH, wgsl_type};
+use crate::graph::primitive::ReduceOp;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::ReduceOp;
 
 const KERNEL: &str = include_str!("wgsl/reduce.wgsl");
 

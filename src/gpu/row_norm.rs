@@ -13,8 +13,8 @@ use crate::gpu::device::{
 };
 use crate::gpu::elementwise::MATH;
 use crate::gpu::reduce::{Block, MANY_ROWS, parts_per_row};
+use crate::graph::primitive::RowNorm;
 use crate::memory::allocator::GpuBuffer;
-use crate::primitive::RowNorm;
 
 const COMMON: &str = include_str!("wgsl/row_norm.wgsl");
 const ENTRIES: &str = include_str!("wgsl/row_norm_entries.wgsl");

@@ -4,7 +4,7 @@ use crate::dtype::DType;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{convert, strided_source, wgsl_type};
-use crate::primitive::UnaryOp;
+use crate::graph::primitive::UnaryOp;
 
 const KERNEL: &str = include_str!("wgsl/unary.wgsl");
 

@@ -9,8 +9,8 @@ use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::gpu::elementwise::{CONVERT, MATH};
+use crate::graph::shape::{contiguous_strides, numel};
 use crate::memory::allocator::GpuBuffer;
-use crate::shape::{contiguous_strides, numel};
 
 const KERNEL: &str = include_str!("wgsl/elementwise_vec4.wgsl");
 

@@ -5,7 +5,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::dtype::DType;
 use crate::dtype::convert::{cast, from_number};
 use crate::error::{Error, Result};
-use crate::shape::{fmt_shape, numel};
+use crate::graph::shape::{fmt_shape, numel};
 
 /// Elements in their dtype's words, with the shape the data had.
 pub struct HostData {

@@ -3,10 +3,10 @@
 
 use wasm_bindgen::prelude::*;
 
+use crate::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use crate::js::error::{JsResult, to_js};
+use crate::js::functions as ops;
 use crate::js::ndarray::NdArray;
-use crate::js::ops;
-use crate::primitive::{BinaryOp, ReduceOp, UnaryOp};
 
 /// Declares the elementwise ops as methods: `x.exp(opts?)`, `a.add(b, opts?)`.
 macro_rules! elementwise_methods {

@@ -8,11 +8,11 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::array::Array;
 use crate::error::Error;
+use crate::graph::shape::fmt_shape;
 use crate::js::data::{element_to_js, to_nested, to_typed_array};
 use crate::js::error::{JsResult, to_js};
 use crate::js::handles::{self, Slot};
 use crate::js::runtime::current;
-use crate::shape::fmt_shape;
 
 /// A lazy n-dimensional array. Reading its data (`toArray`, `tolist`, `item`) evaluates it.
 #[wasm_bindgen(js_name = NDArray)]

@@ -4,14 +4,14 @@
 use crate::array::Array;
 use crate::dtype::promote;
 use crate::error::Result;
-use crate::primitive::{BinaryOp, Primitive};
-use crate::shape::broadcast_shapes;
+use crate::graph::primitive::{BinaryOp, Primitive};
+use crate::graph::shape::broadcast_shapes;
 use crate::stream::Stream;
 
 /// `op(a, b)`, broadcast, on `stream`.
 ///
 /// ```
-/// use tandem::{Array, DType, Device, ops::binary, primitive::BinaryOp};
+/// use tandem::{Array, DType, Device, ops::binary, graph::primitive::BinaryOp};
 /// let a = Array::from_f32(&[1.0, 2.0], &[2, 1]).unwrap();
 /// let b = Array::from_f32(&[10.0, 20.0, 30.0], &[3]).unwrap();
 /// let c = binary(BinaryOp::Less, &a, &b, Device::Cpu).unwrap();

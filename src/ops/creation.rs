@@ -6,8 +6,8 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::dtype::convert::from_number;
 use crate::error::{Error, Result};
-use crate::primitive::{Fill, Primitive};
-use crate::shape::{MAX_ELEMENTS, checked_size};
+use crate::graph::primitive::{Fill, Primitive};
+use crate::graph::shape::{MAX_ELEMENTS, checked_size};
 use crate::stream::Stream;
 
 fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> Result<Array> {

@@ -4,9 +4,9 @@
 use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::{Error, Result};
+use crate::graph::primitive::Primitive;
+use crate::graph::shape::{broadcast_shapes, checked_size, fmt_shape};
 use crate::ops::{broadcast_to, reshape};
-use crate::primitive::Primitive;
-use crate::shape::{broadcast_shapes, checked_size, fmt_shape};
 use crate::stream::Stream;
 
 /// The matrix product `a @ b`, batched over leading axes; float32 only, as in MLX.

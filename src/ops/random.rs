@@ -5,8 +5,8 @@
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::{Distribution, Primitive};
-use crate::shape::checked_size;
+use crate::graph::primitive::{Distribution, Primitive};
+use crate::graph::shape::checked_size;
 use crate::stream::Stream;
 
 /// The key of call number `call` under `seed`: successive calls under one seed get independent

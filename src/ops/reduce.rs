@@ -5,9 +5,9 @@
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::graph::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, UnaryOp};
+use crate::graph::shape::{fmt_shape, normalize_axes, numel};
 use crate::ops::{binary, reshape, transpose, unary, where_};
-use crate::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, UnaryOp};
-use crate::shape::{fmt_shape, normalize_axes, numel};
 use crate::stream::Stream;
 
 /// The normalized axes of a reduction: all of them when `axes` is `None`.

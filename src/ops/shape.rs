@@ -4,8 +4,8 @@
 use crate::array::Array;
 use crate::dtype::promote;
 use crate::error::{Error, Result};
-use crate::primitive::{Primitive, View};
-use crate::shape::{
+use crate::graph::primitive::{Primitive, View};
+use crate::graph::shape::{
     broadcast_shapes, checked_size, fmt_shape, normalize_axes, normalize_axis, normalize_slice_axis,
 };
 use crate::stream::Stream;

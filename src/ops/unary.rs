@@ -3,14 +3,14 @@
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::{Primitive, UnaryOp};
+use crate::graph::primitive::{Primitive, UnaryOp};
 use crate::stream::Stream;
 
 /// `op(x)` on `stream`. Float-only ops (`exp`, `sin`, …) give `float32` for integer and bool
 /// inputs; `logicalNot` gives `bool`.
 ///
 /// ```
-/// use tandem::{Array, DType, Device, ops::unary, primitive::UnaryOp};
+/// use tandem::{Array, DType, Device, ops::unary, graph::primitive::UnaryOp};
 /// let x = Array::from_slice(&[1i32, 2], &[2]).unwrap();
 /// assert_eq!(unary(UnaryOp::Exp, &x, Device::Cpu).unwrap().dtype(), DType::Float32);
 /// ```

@@ -17,8 +17,8 @@ use crate::gpu::device::{
     buffers::upload_words,
     encoder::{CommandBatch, dispatches_per_submit},
 };
+use crate::graph::primitive::Primitive;
 use crate::memory::{allocator, device_errors};
-use crate::primitive::Primitive;
 use crate::profile::Profiler;
 use crate::storage::{HostWords, Storage};
 use crate::stream::Device;

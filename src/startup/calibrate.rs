@@ -8,8 +8,8 @@
 use crate::array::Array;
 use crate::clock::now_ms;
 use crate::error::Result;
+use crate::graph::primitive::{BinaryOp, ReduceOp};
 use crate::ops;
-use crate::primitive::{BinaryOp, ReduceOp};
 use crate::scheduler::Scheduler;
 use crate::stream::Device;
 

@@ -14,8 +14,8 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gpu::matmul::MatmulKernel;
 use crate::gpu::{AdapterSummary, GpuContext};
+use crate::graph::primitive::ReduceOp;
 use crate::ops;
-use crate::primitive::ReduceOp;
 use crate::scheduler::Scheduler;
 use crate::stream::Device;
 

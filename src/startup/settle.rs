@@ -10,7 +10,7 @@ use futures_util::lock::Mutex;
 use crate::array::{Array, lazy_order};
 use crate::gpu::GpuContext;
 use crate::gpu::matmul::MatmulKernel;
-use crate::primitive::Primitive;
+use crate::graph::primitive::Primitive;
 use crate::scheduler::Scheduler;
 use crate::startup::matmul_tuning::{MatmulTuning, tune_matmul};
 use crate::startup::remembered::{Choices, Source};

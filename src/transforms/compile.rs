@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::array::{Array, Visit, order_by};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::primitive::Primitive;
+use crate::graph::primitive::Primitive;
 use crate::stream::Stream;
 use crate::transforms::fuse::{When, fuse};
 
@@ -256,8 +256,8 @@ fn walk(outputs: &[Array], input_of: &HashMap<usize, usize>) -> Vec<Array> {
 mod tests {
     use super::*;
     use crate::array::next_serial;
+    use crate::graph::primitive::{BinaryOp, UnaryOp};
     use crate::ops;
-    use crate::primitive::{BinaryOp, UnaryOp};
     use crate::stream::Device;
 
     fn f(x: &Array, y: &Array) -> Array {

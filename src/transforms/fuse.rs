@@ -13,7 +13,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::array::{Array, lazy_order};
-use crate::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step};
+use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step};
 use crate::stream::Device;
 
 /// How big a region may grow on a device. GPU programs are shader source that the adapter

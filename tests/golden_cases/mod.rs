@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::ops::{self, SplitAt};
-use tandem::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::{Array, DType, Device, Runtime};
 
 pub const GOLDEN: &str = include_str!("../golden/golden.json");

@@ -5,9 +5,9 @@ use js_sys::{Array as JsArray, Float32Array, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+use tandem::js::functions::array;
 use tandem::js::memory::{get_active_memory, memory_stats};
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::array;
 use tandem::js::runtime::init_runtime;
 use tandem::js::stream::evaluate;
 

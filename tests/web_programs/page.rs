@@ -4,8 +4,8 @@
 use js_sys::{Array as JsArray, Float32Array, Int32Array, Uint8Array, Uint32Array};
 use wasm_bindgen::{JsCast, JsValue};
 
+use tandem::js::functions::{self as ops, exported as ex};
 use tandem::js::ndarray::NdArray;
-use tandem::js::ops::{self, exported as ex};
 use tandem::js::random::{random_normal, random_uniform};
 use tandem::js::stream::new_stream;
 

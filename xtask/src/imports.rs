@@ -16,19 +16,18 @@ mod tests {
     type Module = Vec<String>;
 
     /// The top-level modules of `src/`, bottom first: the vocabulary (`error` to `stream`),
-    /// what a node computes (`primitive`), memory and an array's copies (`memory`, `storage`),
+    /// what a node is made of (`graph`: shapes, layouts, primitives), memory and an array's copies (`memory`, `storage`),
     /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`ops`,
     /// `transforms`: fusion and `compile`), observing (`monitor`, `profile`), the GPU
     /// evaluator (`gpu`), then what runs it all (`scheduler`, `startup`, `runtime`,
     /// `raw_block`) and the wasm-bindgen layer (`js`). The crate root (`lib.rs`) sits above
     /// them all.
-    pub(super) const LAYERS: [&str; 20] = [
+    pub(super) const LAYERS: [&str; 19] = [
         "error",
         "clock",
         "dtype",
-        "shape",
         "stream",
-        "primitive",
+        "graph",
         "memory",
         "storage",
         "array",

@@ -6,12 +6,12 @@ use super::{Arg, binary_op, operands, scalar_for, stream_option, unary_op};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::graph::primitive::{BinaryOp, UnaryOp};
 use crate::js::data::numbers_to_words;
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::describe;
 use crate::ops;
-use crate::primitive::{BinaryOp, UnaryOp};
 
 with_elementwise_ops!(elementwise_functions);
 

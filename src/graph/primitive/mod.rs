@@ -10,7 +10,7 @@ pub use fused::{FusedExpr, GPU_FUSED_BUFFERS, Step};
 use std::rc::Rc;
 
 use crate::dtype::DType;
-use crate::shape::{Layout, broadcast_strides, reshape_view, slice_view, transpose_view};
+use crate::graph::shape::{Layout, broadcast_strides, reshape_view, slice_view, transpose_view};
 
 /// An elementwise operation of one operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,12 +3,12 @@
 use wasm_bindgen::prelude::*;
 
 use crate::error::Result;
+use crate::graph::primitive::ReduceOp;
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::Options;
 use crate::js::stream::stream_in;
 use crate::ops;
-use crate::primitive::ReduceOp;
 use crate::stream::Stream;
 
 /// The options of a reduction.

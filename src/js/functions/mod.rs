@@ -1,19 +1,20 @@
-//! The op functions of the JS API, one file per family as in `src/ops/`: parse arguments,
-//! call the core op builder. Each op is also an `NDArray` method (see `methods.rs`) with the
-//! same arguments after the array. The helpers every family shares are here.
+//! The op functions of the JS API (a folder of its own name, not a second `ops/`), one file
+//! per family as in `src/ops/`: parse arguments, call the core op builder. Each op is also an
+//! `NDArray` method (see `methods.rs`) with the same arguments after the array. The helpers
+//! every family shares are here.
 
 use wasm_bindgen::prelude::*;
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::graph::primitive::{BinaryOp, UnaryOp};
 use crate::js::data::numbers_to_words;
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, STREAM, describe};
 use crate::js::stream::stream_in;
 use crate::ops;
-use crate::primitive::{BinaryOp, UnaryOp};
 use crate::stream::Stream;
 
 /// The stream of an op whose only option is `stream`.

@@ -22,7 +22,7 @@ pub const MAX_ELEMENTS: u64 = (1 << 53) / 4;
 /// silent wrap-around.
 ///
 /// ```
-/// use tandem::shape::checked_size;
+/// use tandem::graph::shape::checked_size;
 /// assert_eq!(checked_size("zeros", &[2, 3]).unwrap(), 6);
 /// assert!(checked_size("zeros", &[usize::MAX, 2]).is_err());
 /// ```
@@ -48,7 +48,7 @@ pub fn fmt_shape(shape: &[usize]) -> String {
 /// Row-major strides of a contiguous array.
 ///
 /// ```
-/// assert_eq!(tandem::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+/// assert_eq!(tandem::graph::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![1isize; shape.len()];
@@ -63,7 +63,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 /// The NumPy broadcast of two shapes; `op` names the caller in the error.
 ///
 /// ```
-/// use tandem::shape::broadcast_shapes;
+/// use tandem::graph::shape::broadcast_shapes;
 /// assert_eq!(broadcast_shapes("add", &[2, 1, 3], &[4, 1]).unwrap(), vec![2, 4, 3]);
 /// assert!(broadcast_shapes("add", &[2], &[3]).is_err());
 /// ```
@@ -117,7 +117,7 @@ pub fn contiguous_broadcast_strides(shape: &[usize], target: &[usize]) -> Vec<is
 /// `step` is not 0. Any `isize` start, stop or step works: nothing here can overflow.
 ///
 /// ```
-/// use tandem::shape::normalize_slice_axis;
+/// use tandem::graph::shape::normalize_slice_axis;
 /// assert_eq!(normalize_slice_axis(10, 1, 8, 3), (1, 3));
 /// assert_eq!(normalize_slice_axis(10, -1, isize::MIN, -4), (9, 3));
 /// assert_eq!(normalize_slice_axis(10, 0, 10, isize::MAX), (0, 1));
@@ -179,7 +179,7 @@ pub fn normalize_axes(op: &str, axes: &[isize], ndim: usize) -> Result<Vec<usize
 /// each operand's collapsed strides; a scalar becomes shape `[1]`.
 ///
 /// ```
-/// use tandem::shape::collapse_dims;
+/// use tandem::graph::shape::collapse_dims;
 /// let (shape, strides) = collapse_dims(&[2, 3, 4], [&[12, 4, 1][..], &[0, 0, 1][..]]);
 /// assert_eq!(shape, vec![6, 4]);
 /// assert_eq!(strides, [vec![4, 1], vec![0, 1]]);
