@@ -26,14 +26,14 @@ use std::rc::Rc;
 
 use crate::error::{Error, Result};
 pub use crate::memory::block::{GpuBlock, GpuBuffer, HostBlock};
-pub use crate::memory::carve::SMALL_SEGMENT;
 use crate::memory::device_errors::create_watched;
+pub use crate::memory::heap::carve::SMALL_SEGMENT;
+use crate::memory::heap::segment::Segment;
+pub use crate::memory::heap::segment::Usage;
 pub use crate::memory::heap::{DEFAULT_CACHE_LIMIT, LiveBlock};
 use crate::memory::heap::{Heap, with};
 use crate::memory::history::{Action, Event, Recording};
 use crate::memory::policy::{Policy, Pool, rounded};
-use crate::memory::segment::Segment;
-pub use crate::memory::segment::Usage;
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
 
@@ -44,23 +44,6 @@ pub struct SnapshotEntry {
     /// `"active"`, `"cached"` (an idle buffer) or `"inactive"` (a free range of a buffer in
     /// use: PyTorch's inactive split block).
     pub state: &'static str,
-}
-
-impl Heap {
-    fn limit_error(&mut self, what: &str, size: u64, device: Device) -> Error {
-        if self.retry_pending {
-            self.refused = Some((size, device, self.context));
-        } else {
-            self.stats.num_ooms += 1;
-            self.note(Action::Oom, 0, size, device);
-        }
-        Error::MemoryLimit(format!(
-            "{what}: {size} more bytes would exceed the memory limit: active {} bytes, cache {} bytes, limit {} bytes",
-            self.active(),
-            self.cache_bytes(),
-            self.memory_limit.unwrap_or(u64::MAX)
-        ))
-    }
 }
 
 /// Makes room for `size` active bytes: trims the cache, then drops copies that the other
@@ -132,7 +115,7 @@ pub fn alloc_gpu_apart(
                 let segment_size = h.segment_size(class, size, max_buffer_size);
                 h.make_room_for_segment(segment_size, size);
                 let segment = new_segment(h, device, class, segment_size);
-                let range = crate::memory::segments::Range {
+                let range = crate::memory::heap::segments::Range {
                     segment: segment.serial,
                     offset: 0,
                     len: segment_size,

@@ -4,9 +4,9 @@
 use std::num::NonZeroU64;
 use std::rc::Rc;
 
+use crate::memory::heap::segment::Segment;
 use crate::memory::heap::{Released, release_gpu, release_host};
 use crate::memory::policy::Pool;
-use crate::memory::segment::Segment;
 
 thread_local! {
     /// Blocks handed out before this id are distrusted: see [`distrust_blocks_before`].

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 
 use crate::error::{Error, Result};
-use crate::memory::segment::Segment;
+use crate::memory::heap::segment::Segment;
 
 type Report = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
 

@@ -7,14 +7,10 @@
 
 pub mod allocator;
 pub mod block;
-mod cache;
-mod carve;
 pub mod device_errors;
 mod heap;
 pub mod history;
 pub mod policy;
-pub mod segment;
-pub mod segments;
 pub mod stats;
 pub mod summary;
 pub mod transfers;
@@ -23,5 +19,6 @@ pub use allocator::{
     GpuBuffer, HostBlock, Usage, cache_bytes, cache_limit, clear_cache, memory_limit,
     reset_accumulated_stats, reset_peak_stats, set_cache_limit, set_memory_limit, snapshot, stats,
 };
+pub use heap::{segment, segments};
 pub use policy::{Policy, Pool};
 pub use stats::{Gauge, Scope, Stats};

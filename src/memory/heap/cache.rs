@@ -3,8 +3,8 @@
 //! may serve no more blocks. Methods of the allocator's [`Heap`].
 
 use crate::memory::heap::Heap;
+use crate::memory::heap::segment::Segment;
 use crate::memory::history::Action;
-use crate::memory::segment::Segment;
 use crate::stream::Device;
 
 impl Heap {

@@ -3,11 +3,11 @@
 
 use std::rc::Rc;
 
+use crate::memory::heap::segment::{Segment, Usage};
+use crate::memory::heap::segments::Range;
 use crate::memory::heap::{Class, Heap, Released};
 use crate::memory::history::Action;
 use crate::memory::policy::{Pool, SMALL_POOL_LIMIT, SMALL_ROUNDING};
-use crate::memory::segment::{Segment, Usage};
-use crate::memory::segments::Range;
 use crate::stream::Device;
 
 /// Storage requests under [`SMALL_POOL_LIMIT`] are carved out of buffers of this size.

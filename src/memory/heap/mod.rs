@@ -2,18 +2,25 @@
 //! table and the history. One per thread (see `memory`), reached through [`with`].
 //!
 //! This module keeps the books; `carve` and `cache` hold its methods for carving blocks and
-//! for letting idle segments go; `allocator` decides what to ask of it, and blocks call
+//! for letting idle segments go, and `segment` and `segments` the buffers and their free
+//! ranges (every `impl Heap` is in this folder); `allocator` decides what to ask of it, and blocks call
 //! [`release_gpu`] and [`release_host`] when they drop. It knows segments, not blocks, so that
 //! blocks can return here without a circle of imports.
+
+mod cache;
+pub(crate) mod carve;
+pub mod segment;
+pub mod segments;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::error::Error;
+use crate::memory::heap::segment::{Segment, Usage};
+use crate::memory::heap::segments::Segments;
 use crate::memory::history::{Action, History};
 use crate::memory::policy::{Policy, Pool};
-use crate::memory::segment::{Segment, Usage};
-use crate::memory::segments::Segments;
 use crate::memory::stats::{Scope, Stats};
 use crate::stream::{Device, Stream};
 
@@ -282,5 +289,24 @@ impl Heap {
                 })
             })
             .collect()
+    }
+}
+
+impl Heap {
+    /// The `MemoryLimitError` for a request of `size` bytes on `device` that the limit refuses;
+    /// while a retry is pending it is noted as the request a failed retry reports.
+    pub(crate) fn limit_error(&mut self, what: &str, size: u64, device: Device) -> Error {
+        if self.retry_pending {
+            self.refused = Some((size, device, self.context));
+        } else {
+            self.stats.num_ooms += 1;
+            self.note(Action::Oom, 0, size, device);
+        }
+        Error::MemoryLimit(format!(
+            "{what}: {size} more bytes would exceed the memory limit: active {} bytes, cache {} bytes, limit {} bytes",
+            self.active(),
+            self.cache_bytes(),
+            self.memory_limit.unwrap_or(u64::MAX)
+        ))
     }
 }
