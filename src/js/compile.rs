@@ -1,5 +1,6 @@
-//! `compile(fn)`: the JS face of [`crate::transforms::compile::Tape`]. The package's `compile` wraps a
-//! `Compiled` in a plain function (`npm/index.js`), so that it takes any number of arguments.
+//! `compile(fn)`: the JS face of [`crate::transforms::compile::Tape`]. The package's
+//! `compile` wraps a `Compiled` in a plain function (`npm/index.js`), so that it takes any
+//! number of arguments.
 //!
 //! A `Compiled` never holds `fn`: the wrapper does, and passes it to each call. What Rust
 //! holds of a JS value sits in wasm-bindgen's table of values, which the garbage collector

@@ -1,24 +1,24 @@
 //! `compile`: a function's graph, traced once and replayed (MLX's `mx.compile`).
 //!
-//! Tracing runs the function on the call's own arrays; ops only build lazy nodes, so the
-//! result is a graph from the inputs to the outputs. Its elementwise chains are fused
-//! ([`crate::transforms::fuse`], always, since the program runs on every call), then the graph is recorded
-//! as a [`Tape`]: a list of primitives with their shapes, dtypes and streams, whose operands
-//! are the inputs, constants (arrays the function closed over or made from data), literals
-//! (the one-element arrays it made from numbers) or earlier entries. A replay makes one node
-//! per entry for new inputs of the same shapes and dtypes, so a compiled call costs a node per
-//! fused region instead of a call per op.
+//! Tracing runs the function on stand-ins for the call's arrays (below); ops only build lazy
+//! nodes, so the result is a graph from the inputs to the outputs. Its elementwise chains are
+//! fused ([`crate::transforms::fuse`], always, since the program runs on every call), then the
+//! graph is recorded as a [`Tape`]: a list of primitives with their shapes, dtypes and
+//! streams, whose operands are the inputs, constants (arrays the function closed over or made
+//! from data), literals (the one-element arrays it made from numbers) or earlier entries. A
+//! replay makes one node per entry for new inputs of the same shapes and dtypes, so a compiled
+//! call costs a node per fused region instead of a call per op.
 //!
-//! A literal is kept as its words, not as an array: a tape holds no memory for the numbers of
+//! A literal is kept as its word, not as an array: a tape holds no memory for the numbers of
 //! its function. Each replay makes the literal's one-element array afresh, as the plain op
 //! does, and it goes with that call's nodes; a GPU kernel reads it as a parameter word either
 //! way. Constants are arrays, held (and counted) for as long as the tape lives.
 //!
-//! The function is traced on stand-ins for the call's arrays (a view of each, or a copy of a
-//! one-element host array: a node of its own), never on the arrays themselves: an array it closes over may also be an argument of
-//! the traced call, and the tape must tell the two apart. Traced on the argument itself, the
-//! closed-over array would be recorded as the input, and a later call would use its own
-//! argument where the function meant the array it closed over.
+//! The stand-ins are a view of each array, or a copy of a one-element host array: nodes of
+//! the call's own, never the arrays themselves. An array the function closes over may also be
+//! an argument of the traced call, and the tape must tell the two apart. Traced on the
+//! argument itself, the closed-over array would be recorded as the input, and a later call
+//! would use its own argument where the function meant the array it closed over.
 //!
 //! A traced function must stay lazy: an array it evaluated or read while tracing would be a
 //! constant of the tape, silently the same on every call, so tracing refuses it. Random ops
@@ -42,23 +42,15 @@ pub enum Ref {
     Entry(usize),
 }
 
-/// A number the traced function made into a one-element array: its words, shape and dtype.
+/// A number the traced function made into a one-element array: its word, shape and dtype.
 #[derive(Debug)]
 struct Literal {
-    words: Vec<u32>,
+    word: u32,
     shape: Vec<usize>,
     dtype: DType,
 }
 
 impl Literal {
-    /// `node`'s words, if the trace made it from a number: one element of data, on the host.
-    fn of(node: &Array, made_here: bool) -> Option<Literal> {
-        if !made_here || node.primitive().is_some() {
-            return None;
-        }
-        Literal::read(node)
-    }
-
     /// The word of a one-element array whose data is on the host only.
     fn read(node: &Array) -> Option<Literal> {
         if !node.is_host_scalar() {
@@ -68,14 +60,14 @@ impl Literal {
         let words = data.storage.host_words()?;
         let word = *words.get(data.layout.offset)?;
         Some(Literal {
-            words: vec![word],
+            word,
             shape: node.shape().to_vec(),
             dtype: node.dtype(),
         })
     }
 
     fn array(&self) -> Result<Array> {
-        Array::from_words(self.words.clone(), &self.shape, self.dtype)
+        Array::from_words(vec![self.word], &self.shape, self.dtype)
     }
 }
 
@@ -142,7 +134,8 @@ impl Tape {
                         .into(),
                 ));
             }
-            if let Some(literal) = Literal::of(node, made_here) {
+            // Made here, it is data (an op was refused above): a number's array is a literal.
+            if let Some(literal) = made_here.then(|| Literal::read(node)).flatten() {
                 self.literals.push(literal);
                 return Ok(Ref::Literal(self.literals.len() - 1));
             }
@@ -212,8 +205,8 @@ impl Tape {
     }
 }
 
-/// Stand-ins for a call's arrays to trace the function on: a view of each, so that the trace
-/// computes what the call would, through nodes that are the call's alone. An array passed
+/// Stand-ins for a call's arrays to trace the function on (see [`stand_in`]), so that the
+/// trace computes what the call would, through nodes that are the call's alone. An array passed
 /// twice has one stand-in, as the key of the call says.
 pub fn stand_ins(arrays: &[Array]) -> Vec<Array> {
     let mut made: Vec<Array> = Vec::with_capacity(arrays.len());
