@@ -16,16 +16,14 @@
 //! ```
 
 pub mod array;
-pub mod clock;
 pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod gpu;
 pub mod graph;
 pub mod memory;
-pub mod monitor;
+pub mod observe;
 pub mod ops;
-pub mod profile;
 pub mod raw_block;
 pub mod runtime;
 pub mod scheduler;

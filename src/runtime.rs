@@ -6,10 +6,10 @@ use std::rc::Rc;
 use crate::array::Array;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::gpu::device::exp_choice::ExpChoice;
+use crate::gpu::device::choices::ExpChoice;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::memory::allocator;
-use crate::profile::Profiler;
+use crate::observe::profile::Profiler;
 use crate::scheduler::Scheduler;
 use crate::startup::calibrate::calibrate;
 use crate::startup::matmul_tuning::MatmulTuning;
@@ -95,9 +95,9 @@ impl Runtime {
         if let Some(limit) = options.cache_limit {
             allocator::set_cache_limit(limit);
         }
-        let mut clock = crate::clock::now_ms();
+        let mut clock = crate::observe::clock::now_ms();
         let mut lap = move || {
-            let now = crate::clock::now_ms();
+            let now = crate::observe::clock::now_ms();
             now - std::mem::replace(&mut clock, now)
         };
         let known = |adapter: &crate::gpu::AdapterSummary| {
@@ -111,7 +111,7 @@ impl Runtime {
         match GpuContext::new(options.power_preference, decide_exp).await {
             Ok(gpu) => {
                 let device_ms = lap();
-                let probe_ms = gpu.exp.ms;
+                let probe_ms = gpu.choices.exp.ms;
                 let choices = known(gpu.adapter());
                 let startup = Startup::new(Some(remembered::key(gpu.adapter())), options.remember);
                 let mut runtime = Runtime::with_gpu(gpu, startup);
@@ -166,7 +166,7 @@ impl Runtime {
             default_device: Device::Gpu,
             // A fallback adapter's default is measured later (choose_default_device).
             default_device_reason: format!("a GPU adapter is available ({})", adapter.device),
-            exp: Some(gpu.exp.clone()),
+            exp: Some(gpu.choices.exp.clone()),
             matmul: None,
             default_device_source: Source::Given,
             startup_ms: Vec::new(),
@@ -268,7 +268,7 @@ impl Runtime {
 
     /// Stops the profile that [`Runtime::profiler`] records and reports it once every batch
     /// it saw has finished.
-    pub async fn finish_profile(&self) -> Result<crate::profile::Report> {
+    pub async fn finish_profile(&self) -> Result<crate::observe::profile::Report> {
         self.profiler.stop();
         if let Some(gpu) = &self.gpu {
             crate::gpu::device::readback::wait_idle(gpu).await?;

@@ -615,7 +615,7 @@ fn matmul_matches_the_cpu_for_odd_shapes_and_batches() {
     let runtime = gpu_runtime();
     let cases = (matmul_case(), layout_strategy(), any::<u64>());
     for kernel in MATMUL_KERNELS {
-        runtime.gpu().unwrap().matmul.set(kernel);
+        runtime.gpu().unwrap().choices.matmul.set(kernel);
         matmul_cases_match(&runtime, &cases);
     }
 }
@@ -640,7 +640,7 @@ fn matmul_vec4_tiles_match_the_cpu() {
     let cases = (shapes, layouts, any::<u64>());
     for kernel in MATMUL_KERNELS {
         if kernel != MatmulKernel::WorkgroupTiled {
-            runtime.gpu().unwrap().matmul.set(kernel);
+            runtime.gpu().unwrap().choices.matmul.set(kernel);
             matmul_cases_match(&runtime, &cases);
         }
     }
@@ -650,7 +650,7 @@ fn matmul_cases_match(
     runtime: &tandem::Runtime,
     cases: &impl Strategy<Value = ((Vec<usize>, Vec<usize>), Layout, u64)>,
 ) {
-    let kernel = runtime.gpu().unwrap().matmul.get();
+    let kernel = runtime.gpu().unwrap().choices.matmul.get();
     runner(40)
         .run(cases, |((sa, sb), layout, seed)| {
             let small = |dtype, n, seed| reduce_data(ReduceOp::Sum)(dtype, n, seed);
@@ -687,7 +687,7 @@ fn matmul_1024_on_the_gpu_matches_the_cpu_within_1e_3() {
     // Relative to the result's scale: entries are sums of 1024 products of values in [-4, 4].
     let scale = on_cpu.iter().fold(0f32, |m, v| m.max(v.abs()));
     for kernel in MATMUL_KERNELS {
-        runtime.gpu().unwrap().matmul.set(kernel);
+        runtime.gpu().unwrap().choices.matmul.set(kernel);
         let on_gpu =
             pollster::block_on(runtime.read_f32(&ops::matmul(&a, &b, Device::Gpu).unwrap()))
                 .unwrap();

@@ -257,7 +257,7 @@ fn submits_are_timed_by_gpu_timestamps_where_the_adapter_has_them() {
     confirm(&runtime);
     let busy = gpu.monitor.gpu.busy_fraction(60_000.0);
     assert!(busy > 0.0, "the matmul's submit was not recorded");
-    match &gpu.stamps {
+    match &gpu.timestamps {
         Some(_) => assert!(gpu.monitor.gpu.timed_spans() > 0, "no submit was timed"),
         None => assert_eq!(gpu.monitor.gpu.timed_spans(), 0),
     }

@@ -271,9 +271,9 @@ fn the_exp_probe_passes_exp_acc_and_decides_the_built_in() {
     assert!(accurate.passed(), "{accurate:?}");
     assert!(accurate.worst_relative_error < RELATIVE_BOUND / 4.0);
     let builtin = pollster::block_on(probe_builtin_exp(&gpu.device, &gpu.queue)).unwrap();
-    assert_eq!(gpu.exp.builtin, builtin.passed(), "{builtin:?}");
-    assert_eq!(runtime.info().exp.as_ref(), Some(&gpu.exp));
-    assert!(gpu.pipelines.builtin_exp() == gpu.exp.builtin);
+    assert_eq!(gpu.choices.exp.builtin, builtin.passed(), "{builtin:?}");
+    assert_eq!(runtime.info().exp.as_ref(), Some(&gpu.choices.exp));
+    assert!(gpu.pipelines.builtin_exp() == gpu.choices.exp.builtin);
 }
 
 /// A cache that chooses the built-in gives math.wgsl's override to every kernel that declares
@@ -402,7 +402,7 @@ fn the_matmul_kernel_is_chosen_by_measurement_once_per_adapter() {
     let second = gpu_runtime();
     first_matmul(&second);
     assert_eq!(second.info().matmul.as_ref(), Some(&tuning));
-    assert_eq!(second.gpu().unwrap().matmul.get(), tuning.kernel);
+    assert_eq!(second.gpu().unwrap().choices.matmul.get(), tuning.kernel);
 }
 
 /// Work the GPU rejects fails every call that overlapped it with a `DeviceError` (never a

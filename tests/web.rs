@@ -86,7 +86,7 @@ async fn the_exp_probe_runs_on_the_browsers_webgpu() {
     let accurate = probe_exp(&gpu.device, &gpu.queue, "exp_acc").await.unwrap();
     assert!(accurate.passed(), "{accurate:?}");
     let builtin = probe_builtin_exp(&gpu.device, &gpu.queue).await.unwrap();
-    assert_eq!(gpu.exp.builtin, builtin.passed(), "{builtin:?}");
+    assert_eq!(gpu.choices.exp.builtin, builtin.passed(), "{builtin:?}");
     let cache = PipelineCache::new(true);
     let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let key = unary::key(UnaryOp::Exp, DType::Float32, DType::Float32);
@@ -560,7 +560,9 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&key),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
+                source: wgpu::ShaderSource::Wgsl(
+                    tandem::gpu::device::pipelines::with_index(&source).into(),
+                ),
             });
         for m in module.get_compilation_info().await.messages {
             if m.message_type == wgpu::CompilationMessageType::Error {

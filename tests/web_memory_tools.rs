@@ -480,9 +480,9 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
         options(&[("stream", "gpu".into())]),
     )
     .unwrap();
-    let start = tandem::clock::now_ms();
+    let start = tandem::observe::clock::now_ms();
     let mut y = x;
-    while tandem::clock::now_ms() - start < 800.0 {
+    while tandem::observe::clock::now_ms() - start < 800.0 {
         let next =
             tandem::js::functions::exported::matmul(js_value(&y), js_value(&y), gpu()).unwrap();
         evaluated(&next).await;
@@ -494,7 +494,7 @@ async fn smi_prints_nvidia_smis_csv_and_measures_utilization() {
     // submits, and getDeviceProperties says which measure is in use.
     let timed = tandem::js::runtime::with_started(|rt| {
         let gpu = rt.unwrap().gpu().unwrap();
-        (gpu.stamps.is_some(), gpu.monitor.gpu.timed_spans())
+        (gpu.timestamps.is_some(), gpu.monitor.gpu.timed_spans())
     });
     let props = tandem::js::torch::get_device_properties(JsValue::UNDEFINED).unwrap();
     let from = get(&props, "utilizationFrom").as_string().unwrap();

@@ -2,8 +2,6 @@
 //! register tile per thread and no workgroup memory: `wgsl/matmul_vec4.wgsl` when the
 //! operands' rows are whole `vec4`s, `wgsl/matmul_registers.wgsl` otherwise.
 
-use std::cell::Cell;
-
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
@@ -185,24 +183,6 @@ fn vec4_source(rows: u32, cols4: u32) -> String {
         .replace("//{STORE}", &store)
 }
 
-/// The kernel matmul uses, per GPU context; tests switch it to check both.
-#[derive(Debug)]
-pub struct MatmulChoice(Cell<MatmulKernel>);
-
-impl MatmulChoice {
-    pub fn new(kernel: MatmulKernel) -> MatmulChoice {
-        MatmulChoice(Cell::new(kernel))
-    }
-
-    pub fn get(&self) -> MatmulKernel {
-        self.0.get()
-    }
-
-    pub fn set(&self, kernel: MatmulKernel) {
-        self.0.set(kernel);
-    }
-}
-
 /// A matrix operand: its buffer, the offset of its first matrix, and the distance between
 /// matrices (0 when broadcast across the batch).
 pub struct MatrixOperand<'a> {
@@ -228,7 +208,7 @@ pub fn dispatch(
         return Ok(out);
     }
     let layout = [a.offset, b.offset, a.batch_stride, b.batch_stride];
-    let variant = Variant::choose(gpu.matmul.get(), n, k, layout);
+    let variant = Variant::choose(gpu.choices.matmul.get(), n, k, layout);
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
     let grid = variant.grid(batch, m, n, max);
     if grid.0 > max || grid.1 > max || grid.2 > max {

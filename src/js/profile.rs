@@ -3,12 +3,12 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use crate::clock::now_ms;
 use crate::js::error::to_js;
 use crate::js::runtime::current;
 use crate::js::set_property as set;
-use crate::memory::transfers::Transfer;
-use crate::profile::{CpuSpan, GpuBatch, Report};
+use crate::observe::clock::now_ms;
+use crate::observe::profile::{CpuSpan, GpuBatch, Report};
+use crate::observe::transfers::Transfer;
 
 /// Calls `fn` (which may return a promise), and resolves to
 /// `{value, wallMs, cpu: [{op, shape, stream, startMs, endMs}], gpu: [{submitMs, doneMs, gpuMs,

@@ -1,4 +1,4 @@
-//! `smi()`: the nvidia-smi view of the device (see `crate::monitor` for how utilization is
+//! `smi()`: the nvidia-smi view of the device (see `crate::observe::busy` for how utilization is
 //! measured and which fields a browser cannot know).
 
 use wasm_bindgen::prelude::*;
@@ -10,7 +10,8 @@ use crate::js::set_property as set;
 use crate::js::torch::{adapter_names, total_memory};
 use crate::memory::allocator;
 use crate::memory::stats::Scope;
-use crate::monitor::{FIELDS, Format, MAX_PERIOD_MS, Sample, Value, csv, parse_query};
+use crate::observe::busy::MAX_PERIOD_MS;
+use crate::observe::smi::{FIELDS, Format, Sample, Value, csv, parse_query};
 use crate::stream::Device;
 
 /// The sample period without `opts.periodMs`, as nvidia-smi's longest.

@@ -243,7 +243,7 @@ pub fn get_device_properties(device: JsValue) -> JsResult<JsValue> {
     set(&object, "architecture", architecture.into());
     let timestamps = crate::js::runtime::with_started(|rt| {
         rt.and_then(|rt| rt.gpu())
-            .is_some_and(|gpu| gpu.stamps.is_some())
+            .is_some_and(|gpu| gpu.timestamps.is_some())
     });
     let utilization_from = match (device, timestamps) {
         (Device::Gpu, true) => JsValue::from("timestamp-query"),

@@ -191,7 +191,7 @@ pub fn host_block(words: Vec<u32>) -> Result<HostBlock> {
 /// Records `bytes` copied to `to` from the other device.
 pub fn record_transfer(to: Device, bytes: u64) {
     with(|h| h.stats.transfer(to, bytes));
-    crate::memory::transfers::note(to, bytes);
+    crate::observe::transfers::note(to, bytes);
 }
 
 /// The statistics now.

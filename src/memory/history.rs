@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use crate::clock::now_ms;
+use crate::observe::clock::now_ms;
 use crate::stream::{Device, Stream};
 
 /// What happened, by PyTorch's names.

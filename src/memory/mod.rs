@@ -13,7 +13,6 @@ pub mod history;
 pub mod policy;
 pub mod stats;
 pub mod summary;
-pub mod transfers;
 
 pub use allocator::{
     GpuBuffer, HostBlock, Usage, cache_bytes, cache_limit, clear_cache, memory_limit,

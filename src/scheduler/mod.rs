@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::device::readback::wait_idle;
 use crate::memory::{allocator, device_errors};
-use crate::profile::Profiler;
+use crate::observe::profile::Profiler;
 use crate::storage::{HostWords, Storage, drop_redundant_copies};
 use crate::stream::Device;
 use pass::{Pass, Step};

@@ -11,7 +11,6 @@ use std::rc::Rc;
 
 use super::state::State;
 use crate::array::{Array, Data};
-use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gpu::device::{
     buffers::upload_words,
@@ -19,7 +18,8 @@ use crate::gpu::device::{
 };
 use crate::graph::primitive::Primitive;
 use crate::memory::{allocator, device_errors};
-use crate::profile::Profiler;
+use crate::observe::clock::now_ms;
+use crate::observe::profile::Profiler;
 use crate::storage::{HostWords, Storage};
 use crate::stream::Device;
 use crate::{cpu, gpu};

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::readback::Readback;
-use crate::profile::Profiler;
+use crate::observe::profile::Profiler;
 use crate::storage::Storage;
 
 pub(super) struct State {

@@ -6,9 +6,9 @@
 //! hardware adapter it does not measure: the GPU is the default, as in MLX.
 
 use crate::array::Array;
-use crate::clock::now_ms;
 use crate::error::Result;
 use crate::graph::primitive::{BinaryOp, ReduceOp};
+use crate::observe::clock::now_ms;
 use crate::ops;
 use crate::scheduler::Scheduler;
 use crate::stream::Device;

@@ -10,12 +10,11 @@
 //! [`RELATIVE_BOUND`]. Its buffers are the probe's own, made and destroyed before any array
 //! exists, so the memory statistics never see them.
 
-use futures_channel::oneshot;
 use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
-use crate::gpu::device::exp_choice::ExpChoice;
-use crate::gpu::device::readback::wait_for_callbacks;
+use crate::gpu::device::choices::ExpChoice;
+use crate::gpu::device::readback::read_once;
 use crate::gpu::elementwise::MATH;
 
 const KERNEL: &str = include_str!("../gpu/wgsl/exp_probe.wgsl");
@@ -91,9 +90,9 @@ pub async fn decide(
     match remembered {
         Some(builtin) => ExpChoice::remembered(builtin),
         None => {
-            let start = crate::clock::now_ms();
+            let start = crate::observe::clock::now_ms();
             let mut exp = choice_of(probe_builtin_exp(device, queue).await);
-            exp.ms = crate::clock::now_ms() - start;
+            exp.ms = crate::observe::clock::now_ms() - start;
             exp
         }
     }
@@ -246,24 +245,9 @@ async fn run_kernel(
             "the exp probe was rejected ({error})"
         )));
     }
-    let (sender, receiver) = oneshot::channel();
-    staging
-        .slice(..)
-        .map_async(wgpu::MapMode::Read, move |result| {
-            let _ = sender.send(result);
-        });
-    wait_for_callbacks(device, Some(submission));
-    let mapped = receiver
+    let outputs = read_once(device, &staging, 0..bytes, submission)
         .await
-        .map_err(|_| Error::Device("the exp probe's readback was dropped".into()))?;
-    mapped.map_err(|e| Error::Device(format!("the exp probe's readback failed ({e})")))?;
-    let outputs = {
-        let view = staging
-            .slice(..)
-            .get_mapped_range()
-            .map_err(|e| Error::Device(format!("the exp probe's readback failed ({e})")))?;
-        bytemuck::cast_slice(&view).to_vec()
-    };
+        .map_err(|e| Error::Device(format!("the exp probe's readback failed ({e})")))?;
     for buffer in [input, output, staging] {
         buffer.destroy();
     }

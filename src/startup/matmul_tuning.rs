@@ -10,11 +10,11 @@
 
 use std::sync::Mutex;
 
-use crate::clock::now_ms;
 use crate::error::Result;
 use crate::gpu::matmul::MatmulKernel;
 use crate::gpu::{AdapterSummary, GpuContext};
 use crate::graph::primitive::ReduceOp;
+use crate::observe::clock::now_ms;
 use crate::ops;
 use crate::scheduler::Scheduler;
 use crate::stream::Device;
@@ -123,7 +123,7 @@ pub async fn tune_matmul(
     let tuning = match earlier {
         Some(tuning) => tuning,
         None => {
-            let prior = gpu.matmul.get();
+            let prior = gpu.choices.matmul.get();
             let tuning = match time_candidates(scheduler, gpu, shape).await {
                 Ok(timings) => MatmulTuning::measured(prior, shape, timings),
                 Err(err) => MatmulTuning {
@@ -143,7 +143,7 @@ pub async fn tune_matmul(
             tuning
         }
     };
-    gpu.matmul.set(tuning.kernel);
+    gpu.choices.matmul.set(tuning.kernel);
     tuning
 }
 
@@ -156,7 +156,7 @@ async fn time_candidates(
     let b = ops::random::uniform(&[k, n], [7, 9], -1.0, 1.0, Device::Gpu)?;
     scheduler.evaluate(&[a.clone(), b.clone()]).await?;
     let run = |kernel| {
-        gpu.matmul.set(kernel);
+        gpu.choices.matmul.set(kernel);
         run_product(scheduler, &a, &b)
     };
     // Workgroup-memory tiles lose badly on a software adapter (barriers are expensive there,

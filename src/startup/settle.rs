@@ -69,7 +69,7 @@ impl Startup {
 
     /// Uses a kernel an earlier page load chose.
     pub fn use_remembered_matmul(&self, gpu: &GpuContext, kernel: MatmulKernel) {
-        gpu.matmul.set(kernel);
+        gpu.choices.matmul.set(kernel);
         *self.matmul.borrow_mut() = Some(MatmulTuning {
             kernel,
             timings: Vec::new(),
@@ -107,7 +107,7 @@ impl Startup {
                 .as_ref()
                 .filter(|t| t.source != Source::Given)
                 .map(|t| t.kernel),
-            builtin_exp: gpu.exp.known.then_some(gpu.exp.builtin),
+            builtin_exp: gpu.choices.exp.known.then_some(gpu.choices.exp.builtin),
             default_device: self.default_device.get(),
         };
         (remember.0)(key, &choices.encode());

@@ -16,17 +16,18 @@ mod tests {
     type Module = Vec<String>;
 
     /// The top-level modules of `src/`, bottom first: the vocabulary (`error` to `stream`),
-    /// what a node is made of (`graph`: shapes, layouts, primitives), memory and an array's copies (`memory`, `storage`),
+    /// observing (`observe`: the clock, profiles, busy spans, transfers; everything emits to
+    /// it and it imports none of them), what a node is made of (`graph`: shapes, layouts, primitives), memory and an array's copies (`memory`, `storage`),
     /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`ops`,
-    /// `transforms`: fusion and `compile`), observing (`monitor`, `profile`), the GPU
+    /// `transforms`: fusion and `compile`), the GPU
     /// evaluator (`gpu`), then what runs it all (`scheduler`, `startup`, `runtime`,
     /// `raw_block`) and the wasm-bindgen layer (`js`). The crate root (`lib.rs`) sits above
     /// them all.
-    pub(super) const LAYERS: [&str; 19] = [
+    pub(super) const LAYERS: [&str; 17] = [
         "error",
-        "clock",
         "dtype",
         "stream",
+        "observe",
         "graph",
         "memory",
         "storage",
@@ -34,8 +35,6 @@ mod tests {
         "cpu",
         "ops",
         "transforms",
-        "monitor",
-        "profile",
         "gpu",
         "scheduler",
         "startup",

@@ -4,13 +4,13 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 
 use crate::gpu::device::bind_groups::BindGroupCache;
+use crate::gpu::device::choices::{ExpChoice, KernelChoices};
 use crate::gpu::device::errors::GpuErrors;
-use crate::gpu::device::exp_choice::ExpChoice;
 use crate::gpu::device::params::ParamRing;
 use crate::gpu::device::pipelines::PipelineCache;
-use crate::gpu::device::submit_stamps::SubmitStamps;
-use crate::gpu::matmul::{MatmulChoice, MatmulKernel};
-use crate::monitor::Monitor;
+use crate::gpu::device::timestamps::Timestamps;
+use crate::gpu::matmul::MatmulKernel;
+use crate::observe::busy::Monitor;
 
 /// The adapter, in the terms of WebGPU's `GPUAdapterInfo`.
 ///
@@ -36,30 +36,30 @@ const REPORTED_FEATURES: [(&str, wgpu::Features); 3] = [
     ("timestamp-query", wgpu::Features::TIMESTAMP_QUERY),
 ];
 
-/// An adapter's device and queue, with the caches that belong to them.
+/// An adapter's device and queue, what they are, and what belongs to them: the caches, the
+/// error scopes, the timestamp queries, the kernel choices start-up made, and the busy spans
+/// of the queue that `smi()` reads.
 #[derive(Debug)]
 pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
+    adapter: AdapterSummary,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
     pub pipelines: PipelineCache,
     pub bind_groups: BindGroupCache,
     /// Every dispatch's parameters, in one uniform buffer.
     pub params: ParamRing,
-    /// The matmul kernel for this adapter.
-    pub matmul: MatmulChoice,
-    /// Which `exp` the kernels use, and why.
-    pub exp: ExpChoice,
     /// Errors the GPU reports after the fact, checked before results are returned.
     pub errors: GpuErrors,
+    /// The one timestamp query set, where the adapter has `timestamp-query`.
+    pub timestamps: Option<Timestamps>,
+    /// Which `exp` and which matmul kernel the kernels use.
+    pub choices: KernelChoices,
+    /// When the queue was busy (the device emits spans to it; `smi()` reads it).
+    pub monitor: Monitor,
     /// Command buffers submitted so far.
     submits: Cell<u64>,
-    /// When the queue was busy, for `smi()`'s utilization.
-    pub monitor: Monitor,
-    /// GPU timestamps around each submit, where the adapter has `timestamp-query`.
-    pub stamps: Option<SubmitStamps>,
-    adapter: AdapterSummary,
-    limits: wgpu::Limits,
-    features: wgpu::Features,
 }
 
 impl GpuContext {
@@ -95,19 +95,20 @@ impl GpuContext {
         let errors = GpuErrors::new(&device);
         let summary = summarize(&adapter.get_info());
         let exp = decide_exp(&summary, &device, &queue).await;
+        let matmul = MatmulKernel::for_adapter(summary.is_fallback_adapter);
         Ok(GpuContext {
             pipelines: PipelineCache::new(exp.builtin),
-            exp,
+            choices: KernelChoices {
+                exp,
+                matmul: Cell::new(matmul),
+            },
             errors,
             params: ParamRing::new(&device, limits.max_buffer_size)?,
-            matmul: MatmulChoice::new(MatmulKernel::for_adapter(
-                adapter.get_info().device_type == wgpu::DeviceType::Cpu,
-            )),
             submits: Cell::new(0),
             monitor: Monitor::default(),
-            stamps: features
+            timestamps: features
                 .contains(wgpu::Features::TIMESTAMP_QUERY)
-                .then(|| SubmitStamps::new(&device, &queue)),
+                .then(|| Timestamps::new(&device, &queue)),
             device,
             queue,
             bind_groups: BindGroupCache::default(),
@@ -127,9 +128,9 @@ impl GpuContext {
     pub(crate) fn count_submit(&self, stamp: Option<usize>) {
         self.submits.set(self.submits.get() + 1);
         let end = self.monitor.gpu.begin();
-        if let (Some(slot), Some(stamps)) = (stamp, &self.stamps) {
+        if let (Some(slot), Some(stamps)) = (stamp, &self.timestamps) {
             let timed = end.clone();
-            stamps.read(slot, move |ms| timed.gpu_time(ms));
+            stamps.read_submit(slot, move |ms| timed.gpu_time(ms));
         }
         self.queue.on_submitted_work_done(move || end.done());
     }
@@ -144,7 +145,7 @@ impl GpuContext {
 
     /// Whether passes can write GPU timestamps (for profiles).
     pub fn has_timestamps(&self) -> bool {
-        self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
+        self.timestamps.is_some()
     }
 
     pub fn adapter(&self) -> &AdapterSummary {

@@ -10,13 +10,14 @@ use crate::error::Result;
 use std::rc::Rc;
 
 use crate::gpu::device::params::{PARAM_SLOT, PARAM_SLOTS};
-use crate::gpu::device::readback::{PendingMap, Readback};
+use crate::gpu::device::readback::{PendingMap, Readback, map_read};
+use crate::gpu::device::timestamps::PROFILED_DISPATCHES;
 
-use crate::clock::now_ms;
 use crate::gpu::GpuContext;
 use crate::gpu::device::pipelines::Kernel;
 use crate::memory::allocator::{GpuBuffer, Usage, alloc_gpu};
-use crate::profile::{Dispatch, Profiler};
+use crate::observe::clock::now_ms;
+use crate::observe::profile::{Dispatch, Profiler};
 
 thread_local! {
     static DISPATCHES_PER_SUBMIT: std::cell::Cell<usize> =
@@ -39,9 +40,6 @@ pub fn set_dispatches_per_submit(count: usize) {
     DISPATCHES_PER_SUBMIT.with(|c| c.set(count.clamp(1, PARAM_SLOTS)));
 }
 
-/// Dispatches of one batch that a profile times; the rest of a longer batch go untimed.
-const PROFILED_DISPATCHES: usize = PARAM_SLOTS;
-
 /// Dispatches recorded but not yet submitted. The runtime has one recording batch (the
 /// scheduler's), so no other batch takes parameter blocks while this one holds staged ones.
 pub struct CommandBatch {
@@ -62,7 +60,7 @@ pub struct CommandBatch {
     /// Buffers the recorded work uses. Holding them until the submit keeps the allocator from
     /// handing them out again while this work has yet to run.
     keep_alive: Vec<GpuBuffer>,
-    /// The monitor's timestamp slot of this batch (see `gpu::device::submit_stamps`).
+    /// The monitor's timestamp slot of this batch (see `gpu::device::timestamps`).
     stamp: Option<usize>,
 }
 
@@ -103,14 +101,7 @@ impl CommandBatch {
         if self.profile.is_some() || !self.profiler.as_ref().is_some_and(|p| p.is_active()) {
             return;
         }
-        let gpu = &self.gpu;
-        let queries = gpu.has_timestamps().then(|| {
-            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("tandem profile"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * PROFILED_DISPATCHES as u32,
-            })
-        });
+        let queries = self.gpu.timestamps.as_ref().map(|t| t.query_set().clone());
         self.profile = Some(BatchProfile {
             kernels: Vec::new(),
             queries,
@@ -137,10 +128,10 @@ impl CommandBatch {
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                         label: Some("tandem batch"),
                     });
-            if let Some(stamps) = &self.gpu.stamps
+            if let Some(stamps) = &self.gpu.timestamps
                 && self.gpu.monitor.is_watched()
             {
-                self.stamp = stamps.begin(&mut encoder);
+                self.stamp = stamps.begin_submit(&mut encoder);
             }
             encoder
         })
@@ -280,8 +271,8 @@ impl CommandBatch {
         self.maps.clear();
         self.keep_alive.clear();
         self.profile = None;
-        if let (Some(slot), Some(stamps)) = (self.stamp.take(), &self.gpu.stamps) {
-            stamps.release(slot);
+        if let (Some(slot), Some(stamps)) = (self.stamp.take(), &self.gpu.timestamps) {
+            stamps.release_submit(slot);
         }
     }
 
@@ -318,8 +309,8 @@ impl CommandBatch {
         if let Some(mut encoder) = self.encoder.take() {
             let gpu = &self.gpu;
             let stamp = self.stamp.take();
-            if let (Some(slot), Some(stamps)) = (stamp, &gpu.stamps) {
-                stamps.end(&mut encoder, slot);
+            if let (Some(slot), Some(stamps)) = (stamp, &gpu.timestamps) {
+                stamps.end_submit(&mut encoder, slot);
             }
             crate::gpu::device::errors::maybe_spoil(&gpu.device, &mut encoder);
             index = Some(
@@ -332,10 +323,10 @@ impl CommandBatch {
         if let (Some(profile), Some(profiler)) = (self.profile.take(), self.profiler.as_ref())
             && !profile.kernels.is_empty()
         {
-            let done = crate::profile::not_done();
+            let done = crate::observe::profile::not_done();
             let done_at = done.clone();
             let queue = &self.gpu.queue;
-            queue.on_submitted_work_done(move || crate::profile::mark_done(&done_at));
+            queue.on_submitted_work_done(move || crate::observe::profile::mark_done(&done_at));
             let timestamps = timestamps.map(|readback| self.timestamp_read(readback));
             profiler.record_submit(submit_ms, profile.kernels, done, timestamps);
         }
@@ -346,14 +337,15 @@ impl CommandBatch {
             let sender = map.sender;
             let transferred = self.gpu.monitor.transfers.begin();
             let start = map.staging.offset();
-            map.staging
-                .buffer()
-                .slice(start..start + map.bytes)
-                .map_async(wgpu::MapMode::Read, move |result| {
+            map_read(
+                map.staging.buffer(),
+                start..start + map.bytes,
+                move |result| {
                     transferred.done();
                     // The receiver is only dropped if its readback is, and then no one cares.
-                    let _ = sender.send(result.map_err(|e| e.to_string()));
-                });
+                    let _ = sender.send(result);
+                },
+            );
         }
     }
 }
@@ -361,7 +353,7 @@ impl CommandBatch {
 impl CommandBatch {
     /// Records the resolve and readback of this batch's timestamps, if it took any.
     /// The future a profile awaits for a batch's timestamps.
-    fn timestamp_read(&self, readback: Readback) -> crate::profile::TimestampRead {
+    fn timestamp_read(&self, readback: Readback) -> crate::observe::profile::TimestampRead {
         let gpu = Rc::clone(&self.gpu);
         Box::pin(async move {
             let words = readback.finish(&gpu).await?;

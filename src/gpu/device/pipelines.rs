@@ -85,6 +85,14 @@ pub struct Kernel {
     pub name: Rc<str>,
 }
 
+/// The index arithmetic every kernel shares, put before each kernel's source.
+const INDEX: &str = include_str!("../wgsl/index.wgsl");
+
+/// A kernel's source as it is compiled: the shared index arithmetic, then the kernel.
+pub fn with_index(kernel: &str) -> String {
+    format!("{INDEX}\n{kernel}")
+}
+
 /// The most pipelines of numbered sources kept (generated programs, lists of operand
 /// accesses): a page that compiles new functions without end must not keep a pipeline for
 /// each. The least recently used goes first. Every other kernel is one of a fixed set (op,
@@ -157,7 +165,7 @@ impl PipelineCache {
             return entry.kernel.clone();
         }
         let name: Rc<str> = key.to_string().into();
-        let source = source();
+        let source = with_index(&source());
         // Only a module that declares the override may be given it.
         let constants: &[(&str, f64)] =
             if self.builtin_exp && source.contains(BUILTIN_EXP_DECLARATION) {

@@ -6,6 +6,8 @@
 //! taken once, synchronously, by [`Readback::take_words`] after it has resolved, so a host
 //! copy is only ever made from a finished mapping.
 
+use std::ops::Range;
+
 use futures_channel::oneshot;
 use futures_util::FutureExt;
 use futures_util::future::Shared;
@@ -92,15 +94,8 @@ impl Readback {
         };
         let bytes = (self.words * 4) as u64;
         let start = staging.offset();
-        let words = {
-            let view = staging
-                .buffer()
-                .slice(start..start + bytes)
-                .get_mapped_range()
-                .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
-            bytemuck::cast_slice(&view).to_vec()
-        };
-        staging.buffer().unmap();
+        let words = mapped_words(staging.buffer(), start..start + bytes)
+            .map_err(|e| Error::Device(format!("readback: mapped range unavailable ({e})")))?;
         Ok(Some(words))
     }
 
@@ -120,6 +115,54 @@ impl Drop for Readback {
             staging.discard();
         }
     }
+}
+
+/// Maps `range` of `buffer` for reading and gives `done` the outcome. Every readback of the
+/// runtime maps through here: arrays' data, profile and monitor timestamps, the exp probe.
+pub(crate) fn map_read(
+    buffer: &wgpu::Buffer,
+    range: Range<u64>,
+    done: impl FnOnce(MapResult) + wgpu::WasmNotSend + 'static,
+) {
+    buffer
+        .slice(range)
+        .map_async(wgpu::MapMode::Read, move |result| {
+            done(result.map_err(|e| e.to_string()))
+        });
+}
+
+/// The elements of `range` of a buffer that [`map_read`] mapped; the buffer is unmapped
+/// either way, so it can be mapped again.
+pub(crate) fn mapped_words<T: bytemuck::Pod>(
+    buffer: &wgpu::Buffer,
+    range: Range<u64>,
+) -> std::result::Result<Vec<T>, String> {
+    let words = buffer
+        .slice(range)
+        .get_mapped_range()
+        .map(|view| bytemuck::pod_collect_to_vec(&view))
+        .map_err(|e| e.to_string());
+    buffer.unmap();
+    words
+}
+
+/// The elements of `range` of `buffer`, which `submission` wrote: one read outside any batch
+/// (start-up's probe), mapped and waited for here.
+pub(crate) async fn read_once<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+    range: Range<u64>,
+    submission: wgpu::SubmissionIndex,
+) -> std::result::Result<Vec<T>, String> {
+    let (sender, receiver) = oneshot::channel();
+    map_read(buffer, range.clone(), move |result| {
+        let _ = sender.send(result);
+    });
+    wait_for_callbacks(device, Some(submission));
+    receiver
+        .await
+        .map_err(|_| "the mapping was dropped".to_string())??;
+    mapped_words(buffer, range)
 }
 
 /// Resolves once every submitted command buffer has finished.

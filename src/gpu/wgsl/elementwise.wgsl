@@ -18,10 +18,6 @@ struct Dims {
 
 @group(0) @binding(0) var<uniform> dims: Dims;
 
-fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.y * groups.x * 256u + gid.x;
-}
-
 // The element offset of each of (up to) three operands for output element `index`.
 fn operand_offsets(index: u32) -> vec3<i32> {
     var rest = index;

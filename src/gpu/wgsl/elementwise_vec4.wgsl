@@ -17,7 +17,7 @@
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let threads = groups.x * groups.y * WORKGROUP;
-    var v = gid.y * groups.x * WORKGROUP + gid.x;
+    var v = grid_index(gid, groups, WORKGROUP);
     for (var k = 0u; k < ITEMS; k++) {
         if (v < params.len4) {
             out[v] = element4(v);

@@ -15,10 +15,6 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> out: array<vec4<u32>>;
 
-fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.y * groups.x * 256u + gid.x;
-}
-
 @compute @workgroup_size(256)
 fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let v = thread_index(gid, groups);

@@ -34,7 +34,7 @@ fn unit(word: u32) -> f32 {
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let index = gid.y * groups.x * 256u + gid.x;
+    let index = thread_index(gid, groups);
     if (index >= params.len) {
         return;
     }

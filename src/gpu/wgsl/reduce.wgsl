@@ -67,7 +67,7 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
 ) {
-    let slot = wg.y * groups.x + wg.x;
+    let slot = grid_index(wg, groups, 1u);
     let row = slot / params.parts;
     let chunk = slot % params.parts;
     // No early return: every thread must reach the barriers.
@@ -100,10 +100,6 @@ fn main(
     if (t == 0u && valid) {
         out[slot] = result(values[0], indices[0]);
     }
-}
-
-fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.y * groups.x * 256u + gid.x;
 }
 
 @compute @workgroup_size(256)

@@ -22,10 +22,6 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 
-fn thread_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return gid.y * groups.x * 256u + gid.x;
-}
-
 fn is_finite(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
 }

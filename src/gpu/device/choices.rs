@@ -1,6 +1,25 @@
-//! Which `exp` a device's kernels use: WGSL's built-in (guarded) or math.wgsl's `exp_acc`.
-//! Start-up decides it (`startup::exp_probe` measures the built-in, or an earlier page load's
-//! verdict is remembered); the pipeline cache builds every kernel with it.
+//! The kernel choices start-up makes for a device, which the kernel families read at each
+//! dispatch:
+//! - which `exp` the kernels use: WGSL's built-in (guarded) or math.wgsl's `exp_acc`.
+//!   `startup::exp_probe` measures the built-in (or an earlier page load's verdict is
+//!   remembered) when the device is made, and the pipeline cache builds every kernel with it;
+//! - which matmul kernel: the adapter's default until `startup::matmul_tuning` measures the
+//!   candidates at the first GPU matmul.
+//!
+//! They live here, not in start-up, because start-up sits above the GPU evaluator: it decides
+//! and writes them once; `gpu::matmul` and the pipelines only read them.
+
+use std::cell::Cell;
+
+use crate::gpu::matmul::MatmulKernel;
+
+/// What start-up chose for a device.
+#[derive(Debug)]
+pub struct KernelChoices {
+    pub exp: ExpChoice,
+    /// Set again whenever start-up measures another kernel faster.
+    pub matmul: Cell<MatmulKernel>,
+}
 
 /// Which `exp` a device's kernels use.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,8 +13,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::now_ms;
-use crate::memory::transfers::{self, Transfer};
+use crate::observe::clock::now_ms;
+use crate::observe::transfers::{self, Transfer};
 use crate::stream::Stream;
 
 /// A batch's resolved timestamps on their way back from the device that recorded them: the

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use crate::clock::now_ms;
+use crate::observe::clock::now_ms;
 use crate::stream::Device;
 
 /// One copy to `to` from the other device.
