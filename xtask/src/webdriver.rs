@@ -1,8 +1,8 @@
 //! Just enough of the WebDriver protocol to drive headless Chromium through chromedriver: open
 //! a page and evaluate scripts in it. No browser download and no npm: only the Debian packages.
+//! The HTTP is `ureq`'s; the commands and their JSON are here.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -158,21 +158,33 @@ impl Browser {
 
     /// One WebDriver command; returns the reply's `value`, or its error message.
     fn request(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
-        stream
-            .set_read_timeout(self.timeout)
-            .map_err(|e| e.to_string())?;
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.port,
-            body.len()
-        )
-        .map_err(|e| e.to_string())?;
-        let reply = read_response(&mut stream)?;
-        let json: Value = serde_json::from_slice(&http_body(&reply)?)
+        // A WebDriver error comes with an error status and its JSON body: keep the body.
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(self.timeout)
+            .build()
+            .into();
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let sent = match (method, body) {
+            ("DELETE", _) => agent.delete(&url).call(),
+            (_, None) => agent.get(&url).call(),
+            (_, Some(body)) => agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .send(body.to_string()),
+        };
+        let timed_out = |e: ureq::Error| match e {
+            ureq::Error::Timeout(_) => "the WebDriver command timed out".to_string(),
+            e => e.to_string(),
+        };
+        let text = sent
+            .map_err(timed_out)?
+            .body_mut()
+            .with_config()
+            .limit(u64::MAX)
+            .read_to_string()
+            .map_err(timed_out)?;
+        let json: Value = serde_json::from_str(&text)
             .map_err(|e| format!("chromedriver sent invalid JSON: {e}"))?;
         let value = json["value"].clone();
         // A WebDriver error names itself with a string; a script's own result may have an
@@ -221,99 +233,18 @@ fn processes_using(profile: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// Standard base64 (screenshots arrive so); whitespace is skipped.
+/// Standard base64, as screenshots arrive; whitespace is skipped.
 fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let (mut bits, mut count) = (0u32, 0);
-    for byte in text
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
-    {
-        let value = ALPHABET
-            .iter()
-            .position(|&c| c == byte)
-            .ok_or_else(|| format!("invalid base64 byte {byte}"))?;
-        bits = (bits << 6) | value as u32;
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push((bits >> count) as u8);
-        }
-    }
-    Ok(out)
+    use base64::Engine;
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|e| format!("chromedriver sent invalid base64 ({e})"))
 }
 
 fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
-}
-
-/// Reads one whole response. chromedriver keeps connections open whatever the request says, so
-/// the end is found from the headers, not from the connection closing.
-fn read_response(stream: &mut TcpStream) -> Result<Vec<u8>, String> {
-    let mut reply = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        if response_complete(&reply) {
-            return Ok(reply);
-        }
-        let n = stream.read(&mut chunk).map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                "the WebDriver command timed out".to_string()
-            }
-            _ => e.to_string(),
-        })?;
-        if n == 0 {
-            return Ok(reply);
-        }
-        reply.extend_from_slice(&chunk[..n]);
-    }
-}
-
-fn response_complete(reply: &[u8]) -> bool {
-    let Some(split) = reply.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return false;
-    };
-    let headers = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
-    let body = &reply[split + 4..];
-    if headers.contains("transfer-encoding: chunked") {
-        return body.ends_with(b"0\r\n\r\n");
-    }
-    let length = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse::<usize>().ok());
-    length.is_some_and(|n| body.len() >= n)
-}
-
-/// The body of an HTTP/1.1 response, de-chunked if needed.
-fn http_body(reply: &[u8]) -> Result<Vec<u8>, String> {
-    let split = reply
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("chromedriver sent a response without headers")?;
-    let headers = String::from_utf8_lossy(&reply[..split]).to_ascii_lowercase();
-    let body = &reply[split + 4..];
-    if !headers.contains("transfer-encoding: chunked") {
-        return Ok(body.to_vec());
-    }
-    let mut out = Vec::new();
-    let mut rest = body;
-    loop {
-        let line_end = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("bad chunk")?;
-        let size_text = String::from_utf8_lossy(&rest[..line_end]);
-        let size = usize::from_str_radix(size_text.trim(), 16).map_err(|_| "bad chunk size")?;
-        if size == 0 {
-            return Ok(out);
-        }
-        let start = line_end + 2;
-        out.extend_from_slice(rest.get(start..start + size).ok_or("truncated chunk")?);
-        rest = rest.get(start + size + 2..).ok_or("truncated chunk")?;
-    }
 }
 
 #[cfg(test)]
@@ -328,18 +259,5 @@ mod tests {
             [0x89, 0x50, 0x4e, 0x47]
         );
         assert!(base64_decode("a*b").is_err());
-    }
-
-    #[test]
-    fn reads_plain_and_chunked_bodies() {
-        let plain = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
-        assert_eq!(http_body(plain).unwrap(), b"{}");
-        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n4\r\n\":1}\r\n0\r\n\r\n";
-        assert_eq!(http_body(chunked).unwrap(), b"{\"a\":1}");
-        assert!(response_complete(plain));
-        assert!(response_complete(chunked));
-        assert!(!response_complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length:5\r\n\r\n{}"
-        ));
     }
 }

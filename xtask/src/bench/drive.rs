@@ -89,42 +89,7 @@ pub(super) fn run_runtime(
         let stop = drive_page(manifest, &url, |snapshot| {
             absorb(&mut report, workloads, snapshot)
         });
-        let unreported = |report: &Report| -> Vec<String> {
-            remaining
-                .iter()
-                .filter(|id| !report.results.contains_key(**id))
-                .map(|s| s.to_string())
-                .collect()
-        };
-        match stop {
-            Stop::Done => {
-                for id in unreported(&report) {
-                    report.results.insert(
-                        id,
-                        json!({"status": "error", "error": "the page ended without it"}),
-                    );
-                }
-            }
-            Stop::PageError(text) => {
-                println!("  {}: the page failed: {text}", runtime.id);
-                for id in unreported(&report) {
-                    report.results.insert(
-                        id,
-                        json!({"status": "error", "error": format!("page: {text}")}),
-                    );
-                }
-            }
-            Stop::Abandoned { current, why } => {
-                // The workload in progress gets the error; without one, the next to run does.
-                let culprit = current.or_else(|| unreported(&report).into_iter().next());
-                if let Some(id) = culprit {
-                    println!("  {} {id}: err ({why})", runtime.id);
-                    report
-                        .results
-                        .insert(id, json!({"status": "error", "error": why}));
-                }
-            }
-        }
+        record_stop(&mut report, &remaining, stop);
     }
     report.wall = started.elapsed();
     let count = |status: &str| {
@@ -144,6 +109,48 @@ pub(super) fn run_runtime(
         count("n/a")
     );
     report
+}
+
+/// Records how a page run of the workloads `remaining` ended: each workload it did not
+/// report gets an error saying why.
+fn record_stop(report: &mut Report, remaining: &[&str], stop: Stop) {
+    let unreported = |report: &Report| -> Vec<String> {
+        remaining
+            .iter()
+            .filter(|id| !report.results.contains_key(**id))
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let runtime = report.runtime.id;
+    match stop {
+        Stop::Done => {
+            for id in unreported(report) {
+                report.results.insert(
+                    id,
+                    json!({"status": "error", "error": "the page ended without it"}),
+                );
+            }
+        }
+        Stop::PageError(text) => {
+            println!("  {runtime}: the page failed: {text}");
+            for id in unreported(report) {
+                report.results.insert(
+                    id,
+                    json!({"status": "error", "error": format!("page: {text}")}),
+                );
+            }
+        }
+        Stop::Abandoned { current, why } => {
+            // The workload in progress gets the error; without one, the next to run does.
+            let culprit = current.or_else(|| unreported(report).into_iter().next());
+            if let Some(id) = culprit {
+                println!("  {runtime} {id}: err ({why})");
+                report
+                    .results
+                    .insert(id, json!({"status": "error", "error": why}));
+            }
+        }
+    }
 }
 
 pub(super) fn page_url(
