@@ -7,12 +7,13 @@
 //! when memory is short [`drop_redundant_copies`] lets go of copies the other one can re-derive.
 
 use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use crate::error::{Error, Result};
 use crate::memory::allocator::{
     GpuBuffer, HostBlock, host_block, note_free_request, record_transfer,
 };
+use crate::memory::weak_list::WeakList;
 use crate::stream::Device;
 
 /// A host copy, shared by the storage and whoever reads it.
@@ -49,7 +50,7 @@ fn request_free_gpu(copy: Option<GpuBuffer>) {
 
 thread_local! {
     /// Storages that have held both copies; some may have lost one since, or be gone.
-    static BOTH_COPIES: RefCell<Vec<Weak<Storage>>> = const { RefCell::new(Vec::new()) };
+    static BOTH_COPIES: RefCell<WeakList<Storage>> = const { RefCell::new(WeakList::new()) };
 }
 
 impl Storage {
@@ -168,16 +169,7 @@ impl Storage {
     /// drains the list, so it lets go of the gone ones each time it doubles: a weak handle
     /// keeps its storage's allocation, and the list must not grow with every array ever moved.
     fn note_both_copies(self: &Rc<Self>) {
-        BOTH_COPIES.with(|list| {
-            let mut list = list.borrow_mut();
-            if list.len() == list.capacity() && list.len() >= 64 {
-                list.retain(|s| s.strong_count() > 0);
-                // At least half the room free again, so pruning stays O(1) a note.
-                let live = list.len();
-                list.reserve(live);
-            }
-            list.push(Rc::downgrade(self));
-        });
+        BOTH_COPIES.with(|list| list.borrow_mut().push(self));
     }
 }
 
@@ -185,10 +177,9 @@ impl Storage {
 /// and returns how many it dropped. The other copy re-derives it if an op needs it there
 /// again.
 pub fn drop_redundant_copies(device: Device) -> usize {
-    let candidates = BOTH_COPIES.with(|list| std::mem::take(&mut *list.borrow_mut()));
+    let candidates = BOTH_COPIES.with(|list| list.borrow_mut().take_live());
     candidates
         .iter()
-        .filter_map(Weak::upgrade)
         .filter(|storage| storage.drop_copy(device))
         .count()
 }

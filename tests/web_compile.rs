@@ -20,28 +20,6 @@ mod web_common;
 
 use web_common::*;
 
-/// A compiled function as the package's wrapper makes it: the `Compiled` and the JS function
-/// it is given on every call.
-struct CompiledFn {
-    f: JsValue,
-    compiled: Compiled,
-}
-
-impl CompiledFn {
-    fn new(f: JsValue) -> Result<CompiledFn, JsValue> {
-        let compiled = Compiled::new(&f)?;
-        Ok(CompiledFn { f, compiled })
-    }
-
-    fn call(&self, args: js_sys::Array) -> Result<JsValue, JsValue> {
-        self.compiled.call(&self.f, args)
-    }
-
-    fn traces(&self) -> usize {
-        self.compiled.traces()
-    }
-}
-
 /// A JS function of one argument, as a page passes it.
 fn function(f: impl Fn(JsValue) -> Result<JsValue, JsValue> + 'static) -> JsValue {
     Closure::wrap(Box::new(f) as Box<dyn Fn(JsValue) -> Result<JsValue, JsValue>>).into_js_value()
@@ -96,7 +74,7 @@ async fn values(v: &JsValue) -> Vec<f32> {
 async fn a_compiled_chain_gives_the_plain_bits_and_traces_once_per_kind() {
     runtime_info().await;
     for stream in ["cpu", "gpu"] {
-        let compiled = CompiledFn::new(function2(move |x, s| chain(&x, &s, 20, stream))).unwrap();
+        let compiled = PageCompiled::new(function2(move |x, s| chain(&x, &s, 20, stream))).unwrap();
         let x = input(&[0.1, -0.5, 0.25, 0.0, 0.3, -1.0, 0.05, 0.2], &[2, 4]);
         let args = |a: &JsValue, s: f64| js_sys::Array::of2(a, &s.into());
         let plain = values(&chain(&x, &0.5.into(), 20, stream).unwrap()).await;
@@ -136,7 +114,7 @@ async fn long_gpu_programs_of_nan_tests_compile_and_match() {
         }
         Ok(y.into())
     };
-    let compiled = CompiledFn::new(function(move |x| program(&x))).unwrap();
+    let compiled = PageCompiled::new(function(move |x| program(&x))).unwrap();
     let x = input(&[0.1, -0.5, 0.25, f64::NAN, 0.3, -1.0, 3.0, 0.5], &[8]);
     let got = values(&compiled.call(js_sys::Array::of1(&x)).unwrap()).await;
     let plain = values(&program(&x).unwrap()).await;
@@ -147,7 +125,7 @@ async fn long_gpu_programs_of_nan_tests_compile_and_match() {
 async fn ten_thousand_ops_compile_and_run_on_both_devices() {
     runtime_info().await;
     for stream in ["cpu", "gpu"] {
-        let compiled = CompiledFn::new(function(move |x| {
+        let compiled = PageCompiled::new(function(move |x| {
             let opts = || options(&[("stream", stream.into())]);
             let mut y = nd(&x);
             for i in 0..10_000 {
@@ -179,7 +157,7 @@ async fn what_a_replay_cannot_repeat_is_a_value_error() {
             String::from(err.message())
         )
     };
-    let random = CompiledFn::new(function(|x| {
+    let random = PageCompiled::new(function(|x| {
         let r = random_uniform(floats(&[2.0]), JsValue::UNDEFINED)?;
         Ok(add(x, js_value(&r), JsValue::UNDEFINED)?.into())
     }))
@@ -189,7 +167,7 @@ async fn what_a_replay_cannot_repeat_is_a_value_error() {
         err.starts_with("ValueError") && err.contains("random"),
         "{err}"
     );
-    let number = CompiledFn::new(function(|_| Ok(3.0.into()))).unwrap();
+    let number = PageCompiled::new(function(|_| Ok(3.0.into()))).unwrap();
     let err = name(number.call(js_sys::Array::of1(&x)));
     assert!(err.contains("must return an NDArray"), "{err}");
     let err = name(number.call(js_sys::Array::of1(&"x".into())));
@@ -197,7 +175,7 @@ async fn what_a_replay_cannot_repeat_is_a_value_error() {
     let err = Compiled::new(&3.0.into()).err().unwrap();
     let err: js_sys::Error = err.dyn_into().unwrap();
     assert!(String::from(err.message()).contains("expected a function"));
-    let throws = CompiledFn::new(function(|_| Err(js_sys::Error::new("inside").into()))).unwrap();
+    let throws = PageCompiled::new(function(|_| Err(js_sys::Error::new("inside").into()))).unwrap();
     assert!(name(throws.call(js_sys::Array::of1(&x))).contains("inside"));
 }
 
@@ -226,7 +204,7 @@ async fn compiled_calls_leave_no_memory_behind() {
     settle().await;
     let before = get_active_memory();
     {
-        let compiled = CompiledFn::new(function2(|x, s| chain(&x, &s, 5, "gpu"))).unwrap();
+        let compiled = PageCompiled::new(function2(|x, s| chain(&x, &s, 5, "gpu"))).unwrap();
         for round in 0..3 {
             let x = input(&[0.1 * round as f64; 8], &[8]);
             let out = compiled.call(js_sys::Array::of2(&x, &0.5.into())).unwrap();
@@ -254,7 +232,7 @@ async fn dispose_frees_what_the_traces_hold_and_later_calls_are_refused() {
         let held_before = held_by_compile();
         let weight = input(&[0.5, 0.25], &[2]);
         let w = weight.clone();
-        let compiled = CompiledFn::new(function(move |x| {
+        let compiled = PageCompiled::new(function(move |x| {
             let opts = || options(&[("stream", stream.into())]);
             let scaled = multiply(x, 3.0.into(), opts())?;
             Ok(add(js_value(&scaled), w.clone(), opts())?.into())
@@ -277,7 +255,7 @@ async fn dispose_frees_what_the_traces_hold_and_later_calls_are_refused() {
         );
         let holding = get_active_memory();
         assert!(holding > before, "{stream}: the traces hold the weight");
-        compiled.compiled.dispose();
+        compiled.dispose();
         settle().await;
         // Other tests' arrays that the garbage collector finalizes meanwhile may lower it.
         let after = get_active_memory();
@@ -294,7 +272,7 @@ async fn dispose_frees_what_the_traces_hold_and_later_calls_are_refused() {
             .unwrap();
         assert_eq!(String::from(err.name()), "DisposedArrayError");
         assert!(String::from(err.message()).contains("compile"));
-        compiled.compiled.dispose();
+        compiled.dispose();
         dispose(&x);
     }
 }

@@ -127,7 +127,6 @@ async fn the_memory_tools_work_with_or_without_webgpu() {
 /// the garbage collector, free what their traces held, with or without WebGPU.
 #[wasm_bindgen_test]
 async fn compiled_functions_dropped_for_the_collector_free_their_traces() {
-    use tandem::js::compile::Compiled;
     use tandem::js::functions::{add, multiply};
     use tandem::js::memory::get_active_memory;
     runtime_info().await;
@@ -145,10 +144,9 @@ async fn compiled_functions_dropped_for_the_collector_free_their_traces() {
         };
         let f = Closure::wrap(Box::new(body) as Box<dyn Fn(JsValue) -> Result<JsValue, JsValue>>)
             .into_js_value();
-        let compiled = JsValue::from(Compiled::new(&f).unwrap());
-        let call: js_sys::Function = get(&compiled, "call").unchecked_into();
+        let compiled = PageCompiled::new(f).unwrap();
         let x = JsValue::from(array(floats(&[1.0, 2.0]), JsValue::UNDEFINED).unwrap());
-        let out = call.call2(&compiled, &f, &js_sys::Array::of1(&x)).unwrap();
+        let out = compiled.call(js_sys::Array::of1(&x)).unwrap();
         let promise: js_sys::Promise = get(&out, "toArray")
             .unchecked_into::<js_sys::Function>()
             .call0(&out)
@@ -163,7 +161,7 @@ async fn compiled_functions_dropped_for_the_collector_free_their_traces() {
         for a in [&weight, &x, &out] {
             dispose(a);
         }
-        kept.push((compiled, f));
+        kept.push(compiled);
     }
     let holding = get_active_memory();
     assert!(holding > before, "the traces hold the weights");

@@ -11,7 +11,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use wasm_bindgen::prelude::*;
 
@@ -23,6 +23,7 @@ use crate::js::handles;
 use crate::js::ndarray::NdArray;
 use crate::js::options::describe;
 use crate::js::stream::default_device;
+use crate::memory::weak_list::WeakList;
 use crate::stream::{Device, Stream};
 use crate::transforms::compile::{Tape, stand_ins};
 
@@ -49,7 +50,7 @@ enum ArgKey {
 thread_local! {
     /// Every compiled function's tapes, weakly: what `memorySnapshot` names as held by
     /// `compile`. Pruned as tapes are added (see [`note_tape`]).
-    static TAPES: RefCell<Vec<Weak<Tape>>> = const { RefCell::new(Vec::new()) };
+    static TAPES: RefCell<WeakList<Tape>> = const { RefCell::new(WeakList::new()) };
 }
 
 /// A compiled function: the traced tapes by [`Key`], and whether it returns one array.
@@ -173,23 +174,13 @@ fn function(f: &JsValue) -> JsResult<&js_sys::Function> {
 /// Notes a new tape; the gone ones are let go of each time the list is full, so it stays
 /// within twice the most tapes ever live at once, and a note costs O(1) on average.
 fn note_tape(tape: &Rc<Tape>) {
-    TAPES.with(|tapes| {
-        let mut tapes = tapes.borrow_mut();
-        if tapes.len() == tapes.capacity() {
-            tapes.retain(|t| t.strong_count() > 0);
-            // At least half the room free again, so pruning stays O(1) a note.
-            let live = tapes.len();
-            tapes.reserve(live);
-        }
-        tapes.push(Rc::downgrade(tape));
-    });
+    TAPES.with(|tapes| tapes.borrow_mut().push(tape));
 }
 
 /// The ids of the memory blocks that live compiled functions' tapes hold (their constants'
 /// copies), for `memorySnapshot`'s `owner`.
 pub(crate) fn held_blocks() -> HashSet<u64> {
-    let tapes: Vec<Rc<Tape>> =
-        TAPES.with(|t| t.borrow().iter().filter_map(Weak::upgrade).collect());
+    let tapes = TAPES.with(|t| t.borrow().live());
     tapes
         .iter()
         .flat_map(|tape| tape.constants())

@@ -13,6 +13,7 @@ pub mod history;
 pub mod policy;
 pub mod stats;
 pub mod summary;
+pub mod weak_list;
 
 pub use allocator::{
     GpuBuffer, HostBlock, Usage, cache_bytes, cache_limit, clear_cache, memory_limit,

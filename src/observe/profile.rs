@@ -175,10 +175,11 @@ impl Profiler {
         self.active.set(false);
     }
 
-    /// The report of what was recorded until [`Profiler::stop`]. The caller has waited for
-    /// every submitted batch to finish, so that each completion time is known.
+    /// The report of what was recorded until [`Profiler::stop`], which the caller has called
+    /// before waiting for every submitted batch to finish, so that each completion time is
+    /// known.
     pub async fn finish(&self) -> crate::Result<Report> {
-        self.active.set(false);
+        debug_assert!(!self.is_active(), "finish before stop");
         let transfers = transfers::finish();
         let cpu = std::mem::take(&mut *self.cpu.borrow_mut());
         let pending = std::mem::take(&mut *self.gpu.borrow_mut());

@@ -152,3 +152,39 @@ pub async fn collect_garbage() {
         last = get_active_memory();
     }
 }
+
+/// A compiled function as the package's wrapper (`npm/index.js`) makes it: the `Compiled`,
+/// held as a JS value as the wrapper holds it (so the collector may finalize it), and the JS
+/// function it is given on every call.
+#[derive(Clone)]
+pub struct PageCompiled {
+    f: JsValue,
+    compiled: JsValue,
+}
+
+impl PageCompiled {
+    pub fn new(f: JsValue) -> Result<PageCompiled, JsValue> {
+        let compiled = tandem::js::compile::Compiled::new(&f)?.into();
+        Ok(PageCompiled { f, compiled })
+    }
+
+    /// Calls it with `args`, as `compiled(...args)` does.
+    pub fn call(&self, args: JsArray) -> Result<JsValue, JsValue> {
+        let call: js_sys::Function = get(&self.compiled, "call").unchecked_into();
+        call.call2(&self.compiled, &self.f, &args)
+    }
+
+    /// Input shapes traced so far.
+    pub fn traces(&self) -> usize {
+        get(&self.compiled, "traces")
+            .as_f64()
+            .expect("traces is a number") as usize
+    }
+
+    pub fn dispose(&self) {
+        let dispose: js_sys::Function = get(&self.compiled, "dispose").unchecked_into();
+        dispose
+            .call0(&self.compiled)
+            .expect("dispose does not throw");
+    }
+}

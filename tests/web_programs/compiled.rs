@@ -11,11 +11,11 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use tandem::js::compile::Compiled;
+use crate::web_common::PageCompiled;
 use tandem::js::tidy::tidy;
 
 use super::generate::{Known, State, op};
-use super::page::{Arrays, BINARY, call_method, dispose};
+use super::page::{Arrays, BINARY, dispose};
 use super::{Arg, Call, Rng, Step};
 
 /// The most parameters a function takes (the JS closure that runs its body has this many).
@@ -246,10 +246,7 @@ pub fn arguments(rng: &mut Rng, params: &[Param], earlier: &[Arg], live: &[Known
 
 /// A compiled function as a page holds it: the JS function and its `Compiled`, a JS object
 /// that the glue's finalizer frees once the garbage collector takes it.
-pub struct PageFunction {
-    f: JsValue,
-    compiled: JsValue,
-}
+pub struct PageFunction(PageCompiled);
 
 impl PageFunction {
     /// Compiles `function`, closing over `captured` (the page's arrays, as JS values).
@@ -266,21 +263,16 @@ impl PageFunction {
         };
         type Body = dyn Fn(JsValue, JsValue, JsValue) -> Result<JsValue, JsValue>;
         let f = Closure::wrap(Box::new(body) as Box<Body>).into_js_value();
-        let compiled = Compiled::new(&f).expect("a function").into();
-        PageFunction { f, compiled }
+        PageFunction(PageCompiled::new(f).expect("a function"))
     }
 
     /// Calls it with `args`, inside `tidy` or not; returns the arrays it made.
     pub fn call(&self, args: js_sys::Array, in_tidy: bool) -> Result<Vec<JsValue>, JsValue> {
-        let method: js_sys::Function = js_sys::Reflect::get(&self.compiled, &"call".into())
-            .expect("Compiled has call")
-            .unchecked_into();
         let result = match in_tidy {
-            false => method.call2(&self.compiled, &self.f, &args)?,
+            false => self.0.call(args)?,
             true => {
-                let (compiled, f) = (self.compiled.clone(), self.f.clone());
-                let call = move || method.call2(&compiled, &f, &args);
-                let call = Closure::once_into_js(call);
+                let compiled = self.0.clone();
+                let call = Closure::once_into_js(move || compiled.call(args));
                 tidy(call.unchecked_ref())?
             }
         };
@@ -291,7 +283,7 @@ impl PageFunction {
     }
 
     pub fn dispose(&self) {
-        call_method(&self.compiled, "dispose");
+        self.0.dispose();
     }
 }
 
