@@ -3,6 +3,11 @@
 //! works again once all are freed.
 #![cfg(target_arch = "wasm32")]
 
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "web/common/mod.rs"]
+mod common;
+
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -10,15 +15,11 @@ use wasm_bindgen_test::*;
 use tandem::js::functions::array;
 use tandem::js::torch::{change_current_allocator, empty_cache};
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 #[wasm_bindgen_test]
 async fn the_policy_changes_before_the_first_allocation_and_not_while_memory_is_held() {
-    runtime_info().await;
+    settled_runtime_info().await;
     change_current_allocator("exact".into()).unwrap();
     // One JS object for the array, as a page holds it: disposing it frees the array.
     let a = JsValue::from(array(floats(&[1.0; 300]), JsValue::UNDEFINED).unwrap());

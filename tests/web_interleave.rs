@@ -1,5 +1,5 @@
 //! Random programs of overlapping calls in the browser, over the whole JS API
-//! (`web_programs`): ops at ranks 0 to 4 across streams, empty shapes, number operands,
+//! (`tests/web/programs/`): ops at ranks 0 to 4 across streams, empty shapes, number operands,
 //! views of another stream's arrays, reads and evaluates started without awaiting and awaited
 //! in a random order, disposes, memory and cache limits in between, and now and then a buffer
 //! that the GPU reports it could not create. Every read must equal the same program run in
@@ -11,6 +11,13 @@
 //! `TANDEM_INTERLEAVE_SEED` at build time (`cargo xtask interleave` sets them).
 #![cfg(target_arch = "wasm32")]
 
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "web/common/mod.rs"]
+mod common;
+#[path = "web/programs/mod.rs"]
+mod programs;
+
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -18,16 +25,13 @@ use tandem::js::memory::{clear_cache, memory_snapshot, set_cache_limit, set_memo
 use tandem::js::stream::{evaluate, synchronize};
 use tandem::memory::device_errors::fail_next_buffers_for_tests;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-mod web_programs;
-
-use web_common::{collect_garbage, describe, get, runtime_info, settle, stat};
-use web_programs::compiled::{self, PageFunction, RefFunction};
-use web_programs::generate::{Known, State, propose};
-use web_programs::page::{Arrays, dispose, read, words_of};
-use web_programs::{Arg, Program, Rng, Step, known_of};
+use crate::common::{
+    collect_garbage, describe, gauge_offsets, get, settle, settled_runtime_info, stat,
+};
+use crate::programs::compiled::{self, PageFunction, RefFunction};
+use crate::programs::generate::{Known, State, propose};
+use crate::programs::page::{Arrays, dispose, read, words_of};
+use crate::programs::{Arg, Program, Rng, Step, known_of};
 
 /// What a reference step did.
 enum Applied {
@@ -151,7 +155,7 @@ fn refusal(err: &JsValue) -> bool {
     matches!(name.as_str(), "ShapeError" | "DTypeError" | "ValueError")
 }
 
-/// Makes a program of about `len` steps by running it (see `web_programs`), then reads every
+/// Makes a program of about `len` steps by running it (see `tests/web/programs/`), then reads every
 /// live array and awaits every open promise; returns it with its reference reads.
 async fn generate(rng: &mut Rng, len: usize) -> Result<(Program, Vec<Option<Vec<u64>>>), String> {
     let mut program = Program::default();
@@ -433,20 +437,22 @@ async fn run_program(program: &Program, reads: &[Option<Vec<u64>>]) -> Result<()
 }
 
 /// After every array is disposed: memory released (see [`check_released`]), and every
-/// gauge's current value its allocations less its frees.
+/// gauge's current value moved exactly as its allocations less its frees.
 fn check_memory(before: &Mark) -> Result<(), String> {
     check_released(before, "interleaved run")?;
+    let after = gauge_offsets();
     for key in [
         "active_bytes",
         "allocated_bytes",
         "allocation",
         "inactive_split_bytes",
     ] {
-        let current = stat(&format!("{key}.all.current"));
-        let net = stat(&format!("{key}.all.allocated")) - stat(&format!("{key}.all.freed"));
-        if current != net {
+        let key = format!("{key}.all");
+        if after.get(&key) != before.offsets.get(&key) {
             return Err(format!(
-                "{key}: current {current} but allocated - freed = {net}"
+                "{key}: current less (allocated - freed) was {:?}, is {:?}",
+                before.offsets.get(&key),
+                after.get(&key)
             ));
         }
     }
@@ -481,12 +487,15 @@ fn stray_blocks() -> Vec<(u64, String)> {
 struct Mark {
     active: f64,
     stray: Vec<u64>,
+    /// Each gauge's current value less its allocations less its frees (see `gauge_offsets`).
+    offsets: std::collections::BTreeMap<String, f64>,
 }
 
 fn mark() -> Mark {
     Mark {
         active: stat("active_bytes.all.current"),
         stray: stray_blocks().into_iter().map(|(id, _)| id).collect(),
+        offsets: gauge_offsets(),
     }
 }
 
@@ -548,7 +557,7 @@ async fn shrink(program: &Program) -> Program {
 
 #[wasm_bindgen_test]
 async fn random_interleavings_give_the_sequential_values() {
-    runtime_info().await;
+    settled_runtime_info().await;
     let (seed, count) = (seed(), program_count());
     web_sys::console::log_1(&format!("interleave: {count} programs from seed {seed}").into());
     let mut rng = Rng::new(seed);

@@ -3,6 +3,11 @@
 //! measured `utilization.gpu`.
 #![cfg(target_arch = "wasm32")]
 
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "web/common/mod.rs"]
+mod common;
+
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -17,11 +22,7 @@ use tandem::js::torch::{empty_cache, memory_allocated, memory_reserved};
 use tandem::memory::allocator::SMALL_SEGMENT;
 use tandem::memory::policy::rounded;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 async fn synchronize() {
     JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
@@ -61,7 +62,7 @@ fn recorded() -> Vec<String> {
 
 #[wasm_bindgen_test]
 async fn a_scripted_sequence_records_exactly_the_expected_events_in_order() {
-    runtime_info().await;
+    settled_runtime_info().await;
     synchronize().await;
     empty_cache();
     record_memory_history(options(&[("stacks", true.into())])).unwrap();
@@ -223,7 +224,7 @@ async fn double_in_place(device: &JsValue, buffer: &JsValue, range: (f64, f64), 
 
 #[wasm_bindgen_test]
 async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
-    let info = runtime_info().await;
+    let info = settled_runtime_info().await;
     synchronize().await;
     empty_cache();
     let allocated = memory_allocated("gpu".into()).unwrap();

@@ -13,6 +13,7 @@ use tandem::js::runtime::init_runtime;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+#[path = "web/common/mod.rs"]
 mod web_common;
 
 use web_common::*;

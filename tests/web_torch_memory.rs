@@ -4,6 +4,11 @@
 //! key of `memoryStats()`.
 #![cfg(target_arch = "wasm32")]
 
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "web/common/mod.rs"]
+mod common;
+
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -14,11 +19,7 @@ use tandem::js::ndarray::NdArray;
 use tandem::js::torch::*;
 use tandem::memory::policy::rounded;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 /// The PyTorch-named byte counts of one scope: allocated, max allocated, reserved, max reserved.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,20 +73,16 @@ fn all_counts() -> [Counts; 3] {
     SCOPES.map(counts)
 }
 
-/// The torch invariants for every key: current is allocated less freed, the peak is at least
-/// the current value, and active bytes are at most reserved bytes.
-fn assert_invariants() {
+/// The torch invariants for every key: current moves with allocated less freed (it equals
+/// it on a page that never reset them with memory held: `base`, from [`gauge_offsets`]), the
+/// peak is at least the current value, and active bytes are at most reserved bytes.
+fn assert_invariants(base: &std::collections::BTreeMap<String, f64>) {
     let stats = memory_stats();
-    let keys = js_sys::Object::keys(stats.unchecked_ref::<js_sys::Object>());
     let value = |key: &str| get(&stats, key).as_f64().unwrap();
-    for key in keys.iter().map(|k| k.as_string().unwrap()) {
-        if let Some(prefix) = key.strip_suffix(".current") {
-            let current = value(&key);
-            let allocated = value(&format!("{prefix}.allocated"));
-            let freed = value(&format!("{prefix}.freed"));
-            assert_eq!(current, allocated - freed, "{key}");
-            assert!(value(&format!("{prefix}.peak")) >= current, "{key}");
-        }
+    assert_eq!(&gauge_offsets(), base, "current less (allocated - freed)");
+    for prefix in base.keys() {
+        let current = value(&format!("{prefix}.current"));
+        assert!(value(&format!("{prefix}.peak")) >= current, "{prefix}");
     }
     for scope in ["all", "large_pool", "small_pool", "cpu", "gpu"] {
         let active = value(&format!("active_bytes.{scope}.current"));
@@ -117,19 +114,20 @@ async fn evaluated(a: &NdArray) {
 
 #[wasm_bindgen_test]
 async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
-    runtime_info().await;
+    settled_runtime_info().await;
     JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
         .await
         .unwrap();
     empty_cache();
     reset_max_memory_allocated(JsValue::UNDEFINED).unwrap();
     reset_max_memory_cached(JsValue::UNDEFINED).unwrap();
+    let base = gauge_offsets();
     let mut expected = all_counts();
     for c in &expected {
         assert_eq!(c.allocated, c.max_allocated);
         assert_eq!(c.reserved, c.max_reserved);
     }
-    assert_invariants();
+    assert_invariants(&base);
 
     // A host array of 1,024 floats: a host block on the cpu.
     let size = rounded(4096) as f64;
@@ -137,7 +135,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     let a = array(data.into(), JsValue::UNDEFINED).unwrap();
     grow(&mut expected, &["all", "cpu"], size, size);
     assert_eq!(all_counts(), expected, "after array()");
-    assert_invariants();
+    assert_invariants(&base);
 
     // An add on the GPU: a's upload and the result, each carved from a new 2 MiB buffer (the
     // cache is empty, and an op's output never shares a buffer with its inputs).
@@ -146,7 +144,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     let segment = tandem::memory::allocator::SMALL_SEGMENT as f64;
     grow(&mut expected, &["all", "gpu"], 2.0 * size, 2.0 * segment);
     assert_eq!(all_counts(), expected, "after add on the gpu");
-    assert_invariants();
+    assert_invariants(&base);
 
     // Disposing the result returns its buffer to the cache: allocated falls, reserved stays.
     b.dispose();
@@ -155,7 +153,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
         .unwrap();
     grow(&mut expected, &["all", "gpu"], -size, 0.0);
     assert_eq!(all_counts(), expected, "after dispose");
-    assert_invariants();
+    assert_invariants(&base);
 
     // The same add again is served from the cache: reserved does not move.
     let hits = stat("num_cache_hits");
@@ -164,7 +162,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     assert_eq!(stat("num_cache_hits"), hits + 1.0);
     grow(&mut expected, &["all", "gpu"], size, 0.0);
     assert_eq!(all_counts(), expected, "after a cache hit");
-    assert_invariants();
+    assert_invariants(&base);
 
     // A limit failure changes no figure but the OOM count.
     let ooms = stat("num_ooms");
@@ -195,7 +193,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
         );
     }
     expected = now;
-    assert_invariants();
+    assert_invariants(&base);
 
     // Resets: one peak at a time, per device.
     c.dispose();
@@ -221,7 +219,7 @@ async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
     grow(&mut expected, &["all", "gpu"], 0.0, -gpu_cached);
     assert_eq!(all_counts(), expected, "after emptyCache()");
     assert_eq!(expected[2].reserved, expected[2].allocated);
-    assert_invariants();
+    assert_invariants(&base);
     drop(a);
 }
 

@@ -1,6 +1,6 @@
 //! Runs the golden cases of `tests/golden/golden.json` (MLX's results, see its README) through
 //! the core API on a device and checks every output. Shared by the native test
-//! (`tests/golden.rs`) and the browser test (`tests/web.rs`).
+//! (`tests/golden.rs`) and the browser tests (`tests/web/kernels.rs`).
 #![allow(dead_code)]
 
 use serde_json::Value;

@@ -1,6 +1,5 @@
 //! Browser tests of streams and the scheduler: MLX's cross-device example, alternating chains,
 //! transfer counters, a non-blocking API, and proof that CPU and GPU work overlap.
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -13,11 +12,7 @@ use tandem::js::profile::profile;
 use tandem::js::random::random_uniform;
 use tandem::js::stream::evaluate;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 /// Uniform random numbers made on the GPU.
 fn uniform(shape: &[f64]) -> NdArray {

@@ -1,7 +1,6 @@
 //! Concurrency in the browser, in the form pages write it: calls started without awaiting and
 //! awaited in any order give the values of the same calls awaited in program order. The first
 //! five are the repros that once failed; `web_interleave.rs` runs random programs of such calls.
-#![cfg(target_arch = "wasm32")]
 
 use js_sys::{Float32Array, Int32Array};
 use wasm_bindgen::prelude::*;
@@ -13,11 +12,7 @@ use tandem::js::random::random_uniform;
 use tandem::js::stream::{new_stream, synchronize};
 use tandem::memory::device_errors::fail_next_buffers_for_tests;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 #[wasm_bindgen_test]
 async fn a_read_during_an_unawaited_evaluate_waits_for_its_writes() {

@@ -1,7 +1,6 @@
 //! `compile` in the browser: a compiled function returns the plain one's bits, traces once per
 //! input kind, takes 10,000-op chains on wasm's small stack, refuses what it cannot replay
 //! with a `ValueError`, and leaves no memory behind.
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -14,11 +13,7 @@ use tandem::js::ndarray::NdArray;
 use tandem::js::random::random_uniform;
 use tandem::js::stream::synchronize;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 /// A JS function of one argument, as a page passes it.
 fn function(f: impl Fn(JsValue) -> Result<JsValue, JsValue> + 'static) -> JsValue {

@@ -1,14 +1,11 @@
 //! The CPU stream's lane functions as the browser runs them: wasm `simd128` instructions, where
 //! the native tests run the portable lanes. The same ULP bounds over a stride of all float32
 //! bit patterns and the edge cases.
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen_test::*;
 
 use tandem::cpu::math::accuracy::{edges, erf64, exp_non_positive_mismatch, gelu64, worst_error};
 use tandem::cpu::math::{self, LaneFn};
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 /// Checks one function over every 1021st bit pattern, reporting its worst case.
 fn bound(name: &str, f: impl LaneFn, reference: fn(f64) -> f64, max_ulps: f64) {

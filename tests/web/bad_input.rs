@@ -1,6 +1,5 @@
 //! Browser tests of bad input, as a page would pass it: every class of mistake gets the typed
 //! error of the API with a message that names the problem, and the module keeps working.
-#![cfg(target_arch = "wasm32")]
 
 use js_sys::{Float64Array, Int32Array, Uint32Array};
 use wasm_bindgen::prelude::*;
@@ -14,11 +13,7 @@ use tandem::js::functions::{
 use tandem::js::ndarray::NdArray;
 use tandem::js::random::random_uniform;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 /// The error's `name` and message, after checking that it is a JS `Error`.
 fn failure(result: Result<NdArray, JsValue>) -> (String, String) {

@@ -1,18 +1,13 @@
 //! Start-up choices in the browser: the IndexedDB store round-trips them, and `RuntimeInfo`
 //! says where each choice came from, the matmul kernel's live (chosen at the first GPU
 //! matmul).
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen_test::*;
 
 use tandem::js::functions::{array, matmul};
 use tandem::js::store::{put, read_all};
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 #[wasm_bindgen_test]
 async fn the_store_keeps_choices_by_key() {

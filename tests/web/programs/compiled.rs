@@ -11,7 +11,7 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::web_common::PageCompiled;
+use crate::common::PageCompiled;
 use tandem::js::tidy::tidy;
 
 use super::generate::{Known, State, op};

@@ -1,6 +1,5 @@
 //! Browser tests: the JS API in headless Chromium on its WebGPU adapter (SwiftShader here).
 //! Run with `cargo xtask test` (or `wasm-pack test --headless --chrome`).
-#![cfg(target_arch = "wasm32")]
 
 use js_sys::Array as JsArray;
 use wasm_bindgen::{JsCast, JsValue};
@@ -10,12 +9,7 @@ use wasm_bindgen_test::*;
 use tandem::js::functions::{add, array};
 use tandem::js::ndarray::NdArray;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod golden_cases;
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 #[wasm_bindgen_test]
 async fn init_runtime_reports_the_webgpu_adapter() {
@@ -531,7 +525,7 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     }
     sources.push((
         "fill".into(),
-        include_str!("../src/gpu/wgsl/fill.wgsl").into(),
+        include_str!("../../src/gpu/wgsl/fill.wgsl").into(),
     ));
     for kernel in tandem::gpu::matmul::MatmulKernel::CANDIDATES {
         if let tandem::gpu::matmul::MatmulKernel::RegisterTiled(tile) = kernel {
@@ -548,11 +542,11 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
     }
     sources.push((
         "matmul".into(),
-        include_str!("../src/gpu/wgsl/matmul.wgsl").into(),
+        include_str!("../../src/gpu/wgsl/matmul.wgsl").into(),
     ));
     sources.push((
         "matmul_registers".into(),
-        include_str!("../src/gpu/wgsl/matmul_registers.wgsl").into(),
+        include_str!("../../src/gpu/wgsl/matmul_registers.wgsl").into(),
     ));
     let mut problems = Vec::new();
     for (key, source) in sources {
@@ -763,7 +757,7 @@ async fn golden_values_match_on_webgpu_and_the_wasm_cpu() {
     .await
     .unwrap();
     for device in [tandem::Device::Gpu, tandem::Device::Cpu] {
-        let failures = golden_cases::run_all(&runtime, device).await;
+        let failures = crate::golden_cases::run_all(&runtime, device).await;
         assert!(
             failures.is_empty(),
             "{device:?}: {} cases fail:\n{}",

@@ -1,7 +1,6 @@
 //! Browser tests of memory: the buffer cache, exact statistics, the memory limit, the cache
 //! limit, `dispose`, `tidy` and the `FinalizationRegistry` safety net, in headless Chromium.
 //! Every figure is exact; tests measure differences so they do not depend on each other.
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -14,11 +13,7 @@ use tandem::js::random::random_uniform;
 use tandem::js::stream::evaluate;
 use tandem::js::tidy::tidy;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 const MIB: f64 = 1048576.0;
 

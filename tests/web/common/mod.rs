@@ -188,3 +188,34 @@ impl PageCompiled {
             .expect("dispose does not throw");
     }
 }
+
+/// The runtime's info, once the page is as a test of exact figures needs it: the arrays that
+/// earlier tests of this binary left to the garbage collector finalized, the queue idle and
+/// the cache empty.
+pub async fn settled_runtime_info() -> JsValue {
+    let info = runtime_info().await;
+    collect_garbage().await;
+    JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    tandem::js::torch::empty_cache();
+    info
+}
+
+/// How far each gauge of `memoryStats` (`active_bytes.all`, …) has its current value from its
+/// allocations less its frees. Allocations and frees keep it; only
+/// `resetAccumulatedMemoryStats` with memory held changes it (an earlier test of the binary
+/// may have), so a test compares it before and after rather than with zero.
+pub fn gauge_offsets() -> std::collections::BTreeMap<String, f64> {
+    let stats = memory_stats();
+    let keys = js_sys::Object::keys(stats.unchecked_ref::<js_sys::Object>());
+    let value = |key: &str| get(&stats, key).as_f64().unwrap();
+    keys.iter()
+        .filter_map(|k| {
+            let key = k.as_string()?;
+            let prefix = key.strip_suffix(".current")?.to_string();
+            let net = value(&format!("{prefix}.allocated")) - value(&format!("{prefix}.freed"));
+            Some((prefix, value(&key) - net))
+        })
+        .collect()
+}

@@ -21,7 +21,7 @@ use wasm_bindgen::JsValue;
 /// Streams of a program, by index: the two defaults, then one new stream per device.
 pub const STREAMS: [&str; 4] = ["\"cpu\"", "\"gpu\"", "s2", "s3"];
 
-#[path = "../rng/mod.rs"]
+#[path = "../../rng/mod.rs"]
 mod rng;
 pub use rng::Rng;
 

@@ -1,6 +1,5 @@
 //! Every tandem name in `docs/memory-api-map.md` is exported to JS and called here: the test
 //! reads the page's tables, and fails on a row whose name it does not call.
-#![cfg(target_arch = "wasm32")]
 
 use std::collections::BTreeSet;
 
@@ -18,13 +17,9 @@ use tandem::js::smi::smi;
 use tandem::js::stream::{default_stream, evaluate, new_stream};
 use tandem::js::torch::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
+use crate::common::*;
 
-mod web_common;
-
-use web_common::*;
-
-const MAP: &str = include_str!("../docs/memory-api-map.md");
+const MAP: &str = include_str!("../../docs/memory-api-map.md");
 
 /// The names in the tandem column (the third) of every table row.
 fn mapped_names() -> BTreeSet<String> {

@@ -2,7 +2,6 @@
 //! periodic `clearCache`, memory and cache limit changes and disposes of arrays whose work may
 //! still be pending. Values are checked against a host model, memory stays bounded, and the
 //! page ends with no active bytes beyond where it started. The native soak is `soak.rs`.
-#![cfg(target_arch = "wasm32")]
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -13,11 +12,7 @@ use tandem::js::memory::{clear_cache, get_active_memory, set_cache_limit, set_me
 use tandem::js::ndarray::NdArray;
 use tandem::js::stream::{evaluate, synchronize};
 
-wasm_bindgen_test_configure!(run_in_browser);
-
-mod web_common;
-
-use web_common::*;
+use crate::common::*;
 
 const OPS: usize = 100_000;
 const SLOTS: usize = 12;
@@ -96,7 +91,7 @@ fn error_kind(err: &JsValue) -> String {
 
 #[wasm_bindgen_test]
 async fn a_hundred_thousand_ops_through_the_js_api_leave_no_bytes_behind() {
-    runtime_info().await;
+    settled_runtime_info().await;
     let base = get_active_memory();
     let mut rng = Lcg(2026);
     let mut pool: Vec<Slot> = (0..SLOTS).map(|_| fresh(&mut rng)).collect();
