@@ -7,8 +7,9 @@
 // out; blocks are numbered row by row and threads across the x * y workgroups of a batch take
 // them in order, so skinny products (N = 4) keep every thread busy. Grid: (x, y, batch).
 //
-// Workgroup barriers are expensive on software adapters (PERFORMANCE.md: SwiftShader), where
-// this kernel beats the workgroup-memory one in matmul.wgsl.
+// Workgroup barriers are expensive on software adapters such as SwiftShader, where this kernel
+// beats the workgroup-memory one in matmul.wgsl (start-up's matmul tuning measures both; its
+// choice is in `RuntimeInfo`).
 
 struct Params {
     m: u32,

@@ -11,8 +11,8 @@
 // order. Grid: (x, y, batch). Each step of the k loop loads a vec4 of each of the TM rows of a
 // (four k at once) and four rows of TN4 vec4s of b, and makes 4 * TM * TN4 vec4 `fma`s.
 //
-// Barriers are expensive on software adapters (PERFORMANCE.md: SwiftShader), so the tile
-// lives in registers and every thread reads its operands straight from memory.
+// Barriers are expensive on software adapters such as SwiftShader, so the tile lives in
+// registers and every thread reads its operands straight from memory.
 
 struct Params {
     m: u32,
