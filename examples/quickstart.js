@@ -8,6 +8,7 @@ const b = tn.array([10, 20, 30]);               // broadcasts along the rows
 const c = tn.add(a, b, { stream: "gpu" });      // lazy: builds a graph node
 console.log(await c.toArray());                 // Float32Array [11, 22, 33, 14, 25, 36]
 
-const d = tn.exp(c.multiply(0.01), { stream: "cpu" }); // the CPU reads the GPU's result
-console.log(await d.sum().item());              // 7.62… (computed in order, data moved once)
-for (const x of [a, b, c, d]) x.dispose();      // or tn.tidy(() => ...)
+// The CPU reads the GPU's result; tidy disposes what is made inside but the result.
+const d = tn.tidy(() => tn.exp(c.multiply(0.01), { stream: "cpu" }).sum());
+console.log(await d.item());                    // 7.62… (computed in order, data moved once)
+for (const x of [a, b, c, d]) x.dispose();      // everything made above is now freed

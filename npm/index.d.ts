@@ -287,8 +287,14 @@ export interface NormalOptions extends StreamOptions {
 /** A bound of {@link clip}: an array (broadcast), a number, or `null` for none. */
 export type Bound = NDArray | number | null;
 
-/** `DType` of a typed array given to {@link array}. */
-export type DTypeOfData<T> = T extends Float32Array | Float64Array
+/**
+ * `DType` of the data given to {@link array}: a typed array's, `"bool"` for booleans, and
+ * `"float32"` for numbers and for data with no element at all (`[]`, `[[]]`), as MLX types
+ * `mx.array([])`.
+ */
+export type DTypeOfData<T> = T extends NestedList<never>
+  ? "float32"
+  : T extends Float32Array | Float64Array
   ? "float32"
   : T extends Int32Array | Int16Array | Int8Array
     ? "int32"
@@ -667,7 +673,14 @@ export function split<D extends DType>(
  * const y = tn.tidy(() => tn.exp(tn.multiply(x, 2)));   // the product is disposed
  * ```
  */
-export function tidy<T>(fn: () => T): T;
+export function tidy<T>(fn: () => T & NotAPromise<T>): T;
+
+/**
+ * What {@link tidy}'s function may return: anything but a promise. An async function's arrays
+ * would outlive the scope, so `tidy(async () => …)` is a type error here and a `ValueError` at
+ * run time.
+ */
+export type NotAPromise<T> = T extends PromiseLike<unknown> ? "tidy: fn must be synchronous" : unknown;
 
 /**
  * MLX's `mx.compile`: returns a function that computes what `fn` computes. The first call
@@ -686,12 +699,20 @@ export function tidy<T>(fn: () => T): T;
  * collector takes it, or at once with `dispose()` (or `using`); calling it after `dispose()`
  * throws a `DisposedArrayError`.
  *
+ * Parameters without annotations are NDArrays; a function that takes numbers annotates them.
+ *
  * ```ts
- * const gelu = tn.compile((x: tn.NDArray) =>
+ * const gelu = tn.compile((x) =>
  *   tn.multiply(tn.multiply(x, 0.5), tn.add(tn.erf(tn.multiply(x, Math.SQRT1_2)), 1)));
  * const y = gelu(x);   // one fused kernel
+ * const scale = tn.compile((x: tn.NDArray, s: number) => tn.multiply(x, s));
+ * const z = scale(x, 2);
  * ```
  */
+export function compile<A extends NDArray[], R extends NDArray | NDArray[]>(
+  fn: (...args: A) => R,
+): CompiledFunction<A, R>;
+/** A function that also takes numbers (annotate them: `(x: NDArray, s: number) => …`). */
 export function compile<A extends (NDArray | number)[], R extends NDArray | NDArray[]>(
   fn: (...args: A) => R,
 ): CompiledFunction<A, R>;

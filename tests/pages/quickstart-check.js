@@ -1,5 +1,6 @@
 // Runs examples/quickstart.js (the README's quick start, word for word) as a plain module page
-// does, catching what it logs, and checks the logged values; first checks that a call made
+// does, catching what it logs, and checks the logged values and that it leaves no array behind
+// (active memory back where it was once it is done); first checks that a call made
 // before the wasm is loaded throws an Error that says what to do. Reports through report.js.
 import { report } from "./report.js";
 
@@ -19,11 +20,20 @@ async function main() {
   if (!isDeviceError || !early.message.includes("initRuntime")) {
     throw new Error(`a call before initRuntime() gave ${early ? `${early.name}: ${early.message}` : "no error"}`);
   }
+  // The quick start's own initRuntime() returns this runtime: its figures start here.
+  await tn.initRuntime();
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
   console.log = (...args) => logged.push(args);
   try {
     await import("/examples/quickstart.js");
   } finally {
     console.log = log;
+  }
+  await tn.synchronize();
+  const after = tn.getActiveMemory();
+  if (after !== before) {
+    throw new Error(`the quick start left ${after - before} bytes active (${before} before, ${after} after)`);
   }
   const [runtime, sum, total] = logged;
   const expected = [11, 22, 33, 14, 25, 36];
@@ -50,6 +60,7 @@ async function main() {
     `${runtime.join(" ")}`,
     `c = [${Array.from(sum[0])}]`,
     `sum of exp(c / 100) = ${total[0]} (exact: ${exact.toFixed(6)})`,
+    `active memory after the quick start: ${after} bytes, as before it`,
   ].join("\n");
 }
 

@@ -4,6 +4,7 @@ mod bench;
 mod cmd;
 mod demo;
 mod dispatch;
+mod docs;
 mod house;
 mod imports;
 mod interleave;

@@ -37,6 +37,10 @@ pub fn check(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
             Box::new(check_reference),
         ),
         (
+            "the docs' code blocks type-check against index.d.ts".into(),
+            Box::new(check_code_blocks),
+        ),
+        (
             "the example type-checks and builds".into(),
             Box::new(build_example),
         ),
@@ -142,6 +146,18 @@ fn check_reference() -> Result<String, String> {
         );
     }
     Ok("docs/reference.md matches npm/index.d.ts".into())
+}
+
+/// `docs/tools/check-blocks.mjs`: the JS and TS blocks of the README, the npm README, `docs/`
+/// and the types' own examples type-check against `npm/index.d.ts` (after `check_reference`,
+/// which installs the tools).
+fn check_code_blocks() -> Result<String, String> {
+    output(
+        Command::new("node")
+            .current_dir(root().join("docs/tools"))
+            .arg("check-blocks.mjs")
+            .arg(root()),
+    )
 }
 
 /// Installs the example's dependencies (the package itself from `pkg/`), type-checks it with

@@ -15,11 +15,34 @@ export async function checks(): Promise<void> {
   const u = tn.array([1, 2, 3, 4], { dtype: "uint32" });
   const b = tn.array([true, false]);
   const typed = tn.array(new Int32Array([1, 2]));
+  const empty = tn.array([]);
+  const emptyRows = tn.array([[], []]);
+  expect<Equal<typeof empty, tn.NDArray<"float32">>>();
+  expect<Equal<typeof emptyRows, tn.NDArray<"float32">>>();
   expect<Equal<typeof f, tn.NDArray<"float32">>>();
   expect<Equal<typeof i, tn.NDArray<"int32">>>();
   expect<Equal<typeof u, tn.NDArray<"uint32">>>();
   expect<Equal<typeof b, tn.NDArray<"bool">>>();
   expect<Equal<typeof typed, tn.NDArray<"int32">>>();
+
+  // tidy takes a synchronous function; an async one is a type error (and a ValueError).
+  const kept = tn.tidy(() => tn.exp(f));
+  expect<Equal<typeof kept, tn.NDArray<"float32">>>();
+  const pair = tn.tidy(() => [f.add(1), 3] as const);
+  expect<Equal<typeof pair, readonly [tn.NDArray<"float32">, 3]>>();
+  // @ts-expect-error: tidy's function must not be async.
+  tn.tidy(async () => tn.exp(f));
+  // @ts-expect-error: nor return a promise.
+  tn.tidy(() => f.toArray());
+
+  // compile: unannotated parameters are arrays; numbers are annotated.
+  const layer = tn.compile((x) => tn.exp(x));
+  expect<Equal<ReturnType<typeof layer>, tn.NDArray<"float32">>>();
+  const scale = tn.compile((x: tn.NDArray, s: number) => tn.multiply(x, s));
+  scale(f, 2);
+  // @ts-expect-error: a number where the compiled function takes an array.
+  layer(3);
+  layer.dispose();
 
   // Results carry the dtype each op gives.
   expect<Equal<ReturnType<typeof tn.add<typeof i, typeof u>>, tn.NDArray<"int32">>>();
