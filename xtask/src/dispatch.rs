@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::cmd::root;
 use crate::manifest::Manifest;
-use crate::webdriver::Browser;
+use crate::webdriver::{Browser, Page};
 use crate::{bench, demo, package, setup};
 
 /// The runtimes profiled, in table order.

@@ -5,6 +5,7 @@ mod cmd;
 mod demo;
 mod dispatch;
 mod docs;
+mod firefox;
 mod house;
 mod imports;
 mod interleave;

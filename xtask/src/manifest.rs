@@ -18,6 +18,8 @@ pub struct Manifest {
     pub apt_packages: Vec<String>,
     pub chromium: PathBuf,
     pub chromedriver: PathBuf,
+    /// Firefox ESR, driven over WebDriver BiDi (`firefox.rs`).
+    pub firefox: PathBuf,
     pub browser_flags: Vec<String>,
     pub demo_address: String,
 }
@@ -43,6 +45,7 @@ impl Manifest {
             apt_packages: strings(&table, "tools", "apt")?,
             chromium: string(&table, "browser", "chromium")?.into(),
             chromedriver: string(&table, "browser", "chromedriver")?.into(),
+            firefox: string(&table, "browser", "firefox")?.into(),
             browser_flags: strings(&table, "browser", "flags")?,
             demo_address: string(&table, "demo", "address")?,
         })

@@ -231,6 +231,7 @@ fn vite_dev(manifest: &Manifest, out: &Path) -> Result<String, String> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    use crate::webdriver::Page;
     let browser = crate::webdriver::Browser::launch(manifest)?;
     browser.goto(&format!("http://{address}/"))?;
     let script = "const r = window.tandemExample; return r && r.state !== 'running' ? r : null;";

@@ -1,6 +1,7 @@
 //! Test pages that use the built package as a page does (`tests/pages/`): each imports
 //! `/pkg/index.js`, runs its checks and reports through `window.tandemPage` ({state, text}).
-//! `cargo xtask test` opens each in headless Chromium after building the package.
+//! `cargo xtask test` opens each in headless Chromium after building the package, and those that
+//! need nothing Chromium-only in headless Firefox ESR as well.
 
 use std::time::Duration;
 
@@ -32,17 +33,29 @@ pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs every page; each counts as one test. Fails after running all if any failed.
+/// The pages that also run in Firefox ESR, and the query each gets there: all but
+/// compile-memory.html, which forces garbage collections through Chromium's `--expose-gc`.
+/// Debian's Firefox has no WebGPU, so tandem runs on its CPU path there.
+const IN_FIREFOX: [(&str, &str); 2] = [
+    ("tests/pages/held-memory.html", "?without-webgpu"),
+    ("tests/pages/quickstart.html", ""),
+];
+
+/// Runs every page in Chromium, and those of [`IN_FIREFOX`] in Firefox too; each run counts as
+/// one test. Fails after running all if any failed.
 pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
-    let checks: Vec<Check> = PAGES
-        .iter()
-        .map(|&(page, what)| -> Check {
-            // Served from the repository root: pages import /pkg/ and files of other folders.
-            let served = format!("./{page}");
-            let run =
-                move || demo::run_page(manifest, &served, "tandemPage", Duration::from_secs(300));
-            (format!("page {page}: {what}"), Box::new(run))
-        })
-        .collect();
+    let timeout = Duration::from_secs(300);
+    let mut checks: Vec<Check> = Vec::new();
+    for &(page, what) in &PAGES {
+        // Served from the repository root: pages import /pkg/ and files of other folders.
+        let served = format!("./{page}");
+        let run = move || demo::run_page(manifest, &served, "tandemPage", timeout);
+        checks.push((format!("page {page}: {what}"), Box::new(run)));
+        if let Some((_, query)) = IN_FIREFOX.iter().find(|(p, _)| *p == page) {
+            let served = format!("./{page}{query}");
+            let run = move || demo::run_page_in_firefox(manifest, &served, "tandemPage", timeout);
+            checks.push((format!("page {page} in Firefox ESR: {what}"), Box::new(run)));
+        }
+    }
     tally.run_checks("test pages", checks)
 }

@@ -70,18 +70,6 @@ impl Browser {
         self.timeout = timeout;
     }
 
-    /// Opens `url`.
-    pub fn goto(&self, url: &str) -> Result<(), String> {
-        self.request("POST", &self.path("url"), Some(json!({ "url": url })))
-            .map(drop)
-    }
-
-    /// Runs `script` (a function body) in the page and returns what it returns.
-    pub fn eval(&self, script: &str) -> Result<Value, String> {
-        let body = json!({ "script": script, "args": [] });
-        self.request("POST", &self.path("execute/sync"), Some(body))
-    }
-
     /// Sends a Chrome DevTools Protocol command (`Profiler.start`, …) through chromedriver and
     /// returns its result.
     pub fn cdp(&self, command: &str, params: Value) -> Result<Value, String> {
@@ -119,24 +107,6 @@ impl Browser {
         let png = self.request("GET", &self.path(&format!("element/{id}/screenshot")), None)?;
         let text = png.as_str().ok_or("chromedriver sent no screenshot")?;
         base64_decode(text)
-    }
-
-    /// Evaluates `script` every 100 ms until it returns something other than `null`.
-    pub fn wait_for(&self, script: &str, timeout: Duration) -> Result<Value, String> {
-        let start = Instant::now();
-        loop {
-            let value = self.eval(script)?;
-            if !value.is_null() {
-                return Ok(value);
-            }
-            if start.elapsed() > timeout {
-                return Err(format!(
-                    "the page did not finish within {} s",
-                    timeout.as_secs()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
 
     fn path(&self, command: &str) -> String {
@@ -196,6 +166,45 @@ impl Browser {
     }
 }
 
+/// A page in a browser, as the test drivers use it: open a URL, run scripts in it.
+pub trait Page {
+    /// Opens `url`.
+    fn goto(&self, url: &str) -> Result<(), String>;
+
+    /// Runs `script` (a function body) in the page and returns what it returns, as JSON.
+    fn eval(&self, script: &str) -> Result<Value, String>;
+
+    /// Evaluates `script` every 100 ms until it returns something other than `null`.
+    fn wait_for(&self, script: &str, timeout: Duration) -> Result<Value, String> {
+        let start = Instant::now();
+        loop {
+            let value = self.eval(script)?;
+            if !value.is_null() {
+                return Ok(value);
+            }
+            if start.elapsed() > timeout {
+                return Err(format!(
+                    "the page did not finish within {} s",
+                    timeout.as_secs()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Page for Browser {
+    fn goto(&self, url: &str) -> Result<(), String> {
+        self.request("POST", &self.path("url"), Some(json!({ "url": url })))
+            .map(drop)
+    }
+
+    fn eval(&self, script: &str) -> Result<Value, String> {
+        let body = json!({ "script": script, "args": [] });
+        self.request("POST", &self.path("execute/sync"), Some(body))
+    }
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         if !self.session.is_empty() {
@@ -242,7 +251,8 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("chromedriver sent invalid base64 ({e})"))
 }
 
-fn free_port() -> Result<u16, String> {
+/// A port nothing listens on now.
+pub fn free_port() -> Result<u16, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::manifest::Manifest;
-use crate::webdriver::Browser;
+use crate::webdriver::{Browser, Page};
 
 use super::plan::*;
 use super::table::*;

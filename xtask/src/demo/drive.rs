@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::serve_pages;
 use crate::cmd::root;
 use crate::manifest::Manifest;
-use crate::webdriver::Browser;
+use crate::webdriver::{Browser, Page};
 
 /// Where the screenshots go, relative to the repository root.
 pub const DESKTOP_SCREENSHOT: &str = "target/screenshots/demo.png";

@@ -9,8 +9,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cmd::root;
+use crate::firefox::Firefox;
 use crate::manifest::Manifest;
-use crate::webdriver::Browser;
+use crate::webdriver::{Browser, Page};
 use crate::{package, serve, setup};
 
 pub fn demo(manifest: &Manifest, headless: bool) -> Result<(), String> {
@@ -51,14 +52,48 @@ fn run_page_then(
     let (folder, file) = page.split_once('/').unwrap_or((page, ""));
     let address = serve_pages(manifest, folder)?;
     let browser = Browser::launch(manifest)?;
-    browser.goto(&format!("http://{address}/{file}"))?;
+    let text = finish_page(
+        &browser,
+        &format!("http://{address}/{file}"),
+        global,
+        timeout,
+    )?;
+    Ok(text + &then(&browser)?)
+}
+
+/// As [`run_page`], in headless Firefox ESR (where tandem runs on its CPU path).
+pub fn run_page_in_firefox(
+    manifest: &Manifest,
+    page: &str,
+    global: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    let (folder, file) = page.split_once('/').unwrap_or((page, ""));
+    let address = serve_pages(manifest, folder)?;
+    let firefox = Firefox::launch(manifest)?;
+    finish_page(
+        &firefox,
+        &format!("http://{address}/{file}"),
+        global,
+        timeout,
+    )
+}
+
+/// Opens `url` and waits for its report in `window[global]`; its text, or an error with it.
+fn finish_page(
+    browser: &impl Page,
+    url: &str,
+    global: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    browser.goto(url)?;
     let script =
         format!("const r = window.{global}; return r && r.state !== 'running' ? r : null;");
     let result = browser.wait_for(&script, timeout)?;
     let text = result["text"].as_str().unwrap_or_default().to_string();
     match result["state"].as_str() {
-        Some("done") => Ok(text + &then(&browser)?),
-        _ => Err(format!("the page in {folder}/ reported an error:\n{text}")),
+        Some("done") => Ok(text),
+        _ => Err(format!("the page {url} reported an error:\n{text}")),
     }
 }
 
