@@ -192,20 +192,6 @@ export function resultsText() {
   return lines.join("\n");
 }
 
-/** An add in a module Web Worker; rejects if the worker fails or disagrees. */
-async function addInWorker() {
-  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-  const reply = await new Promise((resolve, reject) => {
-    worker.onmessage = (event) => resolve(event.data);
-    worker.onerror = (event) => reject(new Error(`the worker failed: ${event.message}`));
-    worker.postMessage(null);
-  });
-  worker.terminate();
-  if (!reply.ok) throw new Error(`in the worker: ${reply.error}`);
-  if (reply.sum.join() !== "11,22,33") throw new Error(`the worker computed [${reply.sum}]`);
-  return reply;
-}
-
 function setupControls() {
   for (const [key, value] of Object.entries(DEFAULTS)) $(key).value = value;
   for (const button of document.querySelectorAll("button[data-mode]")) {
@@ -253,15 +239,6 @@ async function main() {
   page.active = tn.getActiveMemory();
   page.state = "ready";
   page.text = resultsText();
-  addInWorker().then(
-    (reply) => {
-      $("worker").textContent = `A module Web Worker ran add([1, 2, 3], [10, 20, 30]) on its gpu stream (WebGPU: ${reply.gpu ? "yes" : "no"}): [${reply.sum.join(", ")}].`;
-    },
-    (err) => {
-      $("worker").textContent = `${err.name}: ${err.message}`;
-      $("worker").className = "error";
-    },
-  );
 }
 
 main().catch((err) => {

@@ -10,7 +10,7 @@ use crate::demo;
 use crate::manifest::Manifest;
 
 /// The pages, relative to the repository root, and what each checks.
-const PAGES: [(&str, &str); 3] = [
+const PAGES: [(&str, &str); 4] = [
     (
         "tests/pages/compile-memory.html",
         "a compiled function lets go of what it held: after gc, and at once on dispose()",
@@ -22,6 +22,10 @@ const PAGES: [(&str, &str); 3] = [
     (
         "tests/pages/quickstart.html",
         "the README's quick start (examples/quickstart.js) in a plain page with an import map",
+    ),
+    (
+        "tests/pages/worker.html",
+        "tandem in a module Web Worker: an add on its gpu stream, no memory left behind",
     ),
 ];
 
@@ -36,9 +40,10 @@ pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
 /// The pages that also run in Firefox ESR, and the query each gets there: all but
 /// compile-memory.html, which forces garbage collections through Chromium's `--expose-gc`.
 /// Debian's Firefox has no WebGPU, so tandem runs on its CPU path there.
-const IN_FIREFOX: [(&str, &str); 2] = [
+const IN_FIREFOX: [(&str, &str); 3] = [
     ("tests/pages/held-memory.html", "?without-webgpu"),
     ("tests/pages/quickstart.html", ""),
+    ("tests/pages/worker.html", ""),
 ];
 
 /// Runs every page in Chromium, and those of [`IN_FIREFOX`] in Firefox too; each run counts as

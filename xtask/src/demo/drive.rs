@@ -1,7 +1,8 @@
 //! The demo page driven end to end, as a reader would use it: each run button clicked and its
 //! results checked, the gauges seen moving, a limit too small for the example shown as a
 //! `MemoryLimitError` and lifted again, screenshots at a desktop's and a phone's size, and the
-//! memory history opened and hovered. `cargo xtask demo --headless` prints what it returns;
+//! memory history opened and hovered; then without WebGPU, in Chromium without its flag and in
+//! Firefox ESR. `cargo xtask demo --headless` prints what it returns;
 //! `cargo xtask test` runs it as a test.
 
 use std::time::Duration;
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use super::serve_pages;
 use crate::cmd::root;
+use crate::firefox::Firefox;
 use crate::manifest::Manifest;
 use crate::webdriver::{Browser, Page};
 
@@ -51,6 +53,7 @@ pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
     report.push(open_history(&browser)?);
     drop(browser);
     report.push(without_webgpu(manifest)?);
+    report.push(in_firefox(manifest)?);
     Ok(report.join("\n"))
 }
 
@@ -61,7 +64,34 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
     let browser = Browser::launch_with(manifest, &manifest.flags_without_webgpu())?;
     browser.set_viewport(1280, 800, false)?;
     browser.goto(&format!("http://{address}/?memoryLimit=64MiB"))?;
-    wait_ready(&browser, 0)?;
+    let banner = check_without_webgpu(&browser)?;
+    if !banner.contains("--enable-unsafe-webgpu") {
+        return Err(format!("without WebGPU the page's banner says {banner:?}"));
+    }
+    Ok(
+        "without WebGPU: the banner names the flag; ?memoryLimit=64MiB applied; a limit of \
+         \"12 parsecs\" and a rows of 0 refused by name; CPU-only and split ran on the CPU"
+            .into(),
+    )
+}
+
+/// The same drive in headless Firefox ESR, whose Debian build has no WebGPU.
+fn in_firefox(manifest: &Manifest) -> Result<String, String> {
+    let address = serve_pages(manifest, "www")?;
+    let firefox = Firefox::launch(manifest)?;
+    firefox.goto(&format!("http://{address}/?memoryLimit=64MiB"))?;
+    check_without_webgpu(&firefox)?;
+    Ok(
+        "Firefox ESR (no WebGPU): the banner shown; ?memoryLimit=64MiB applied; bad input \
+         refused by name; CPU-only and split ran on the CPU"
+            .into(),
+    )
+}
+
+/// Checks a demo page opened without WebGPU: the limit from the URL, bad input refused by
+/// name, the banner shown, and the CPU-only and split modes run. Returns the banner's text.
+fn check_without_webgpu(browser: &impl Page) -> Result<String, String> {
+    wait_ready(browser, 0)?;
     let limit = browser.eval("return document.getElementById('limit-shown').textContent;")?;
     if limit != "64.0 MiB" {
         return Err(format!("?memoryLimit=64MiB showed the limit as {limit}"));
@@ -82,7 +112,7 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
     }
     // A bad size is named, and nothing runs.
     browser.eval("document.getElementById('m').value = '0'; return null;")?;
-    let refused = run_mode(&browser, "cpu")?;
+    let refused = run_mode(browser, "cpu")?;
     if !refused["error"]
         .as_str()
         .is_some_and(|e| e.contains("a rows must be a whole number"))
@@ -93,22 +123,18 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
     let banner = browser.eval(
         "const b = document.getElementById('no-webgpu'); return b.hidden ? null : b.textContent;",
     )?;
-    let banner = banner.as_str().unwrap_or_default();
-    if !banner.contains("No WebGPU") || !banner.contains("--enable-unsafe-webgpu") {
+    let banner = banner.as_str().unwrap_or_default().to_string();
+    if !banner.contains("No WebGPU") {
         return Err(format!("without WebGPU the page's banner says {banner:?}"));
     }
     for mode in ["cpu", "split"] {
-        check_result(&run_mode(&browser, mode)?, mode)?;
+        check_result(&run_mode(browser, mode)?, mode)?;
     }
-    Ok(
-        "without WebGPU: the banner names the flag; ?memoryLimit=64MiB applied; a limit of \
-         \"12 parsecs\" and a rows of 0 refused by name; CPU-only and split ran on the CPU"
-            .into(),
-    )
+    Ok(banner)
 }
 
 /// `window.tandemDemo` now.
-fn page(browser: &Browser) -> Result<Value, String> {
+fn page(browser: &impl Page) -> Result<Value, String> {
     browser.eval(
         "const p = window.tandemDemo; return p && {state: p.state, text: p.text, error: p.error, \
          results: p.results, runs: p.runs, active: p.active, frames: p.seen.frames, \
@@ -119,7 +145,7 @@ fn page(browser: &Browser) -> Result<Value, String> {
 
 /// Waits until the page is between runs with more than `runs` done, and returns its state; a
 /// page that failed to start is an error with its message.
-fn wait_ready(browser: &Browser, runs: u64) -> Result<Value, String> {
+fn wait_ready(browser: &impl Page, runs: u64) -> Result<Value, String> {
     let state = browser.wait_for(
         &format!(
             "const p = window.tandemDemo; if (p && p.state === 'error') return 'error'; \
@@ -135,13 +161,13 @@ fn wait_ready(browser: &Browser, runs: u64) -> Result<Value, String> {
 }
 
 /// Clicks `mode`'s button and returns the page's state once that run has ended.
-fn run_mode(browser: &Browser, mode: &str) -> Result<Value, String> {
+fn run_mode(browser: &impl Page, mode: &str) -> Result<Value, String> {
     let runs = page(browser)?["runs"].as_u64().unwrap_or(0);
     click(browser, &format!("button[data-mode='{mode}']"))?;
     wait_ready(browser, runs + 1)
 }
 
-fn click(browser: &Browser, css: &str) -> Result<(), String> {
+fn click(browser: &impl Page, css: &str) -> Result<(), String> {
     let css_literal = serde_json::to_string(css).map_err(|e| e.to_string())?;
     let clicked = browser.eval(&format!(
         "const b = document.querySelector({css_literal}); if (!b || b.disabled) return false; \

@@ -1,0 +1,26 @@
+// tandem in a module Web Worker (worker.js): it loads the package there, adds on the worker's
+// gpu stream, and leaves no memory behind in the worker. Run by `cargo xtask test` in Chromium
+// and Firefox ESR, reporting through report.js.
+import { report } from "./report.js";
+
+async function main() {
+  const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  const reply = await new Promise((resolve, reject) => {
+    worker.onmessage = (event) => resolve(event.data);
+    worker.onerror = (event) => reject(new Error(`the worker failed: ${event.message}`));
+    worker.postMessage(null);
+  });
+  worker.terminate();
+  if (!reply.ok) throw new Error(`in the worker: ${reply.error}`);
+  if (reply.sum.join() !== "11,22,33") throw new Error(`the worker computed [${reply.sum}]`);
+  if (reply.after !== reply.before) {
+    throw new Error(`the worker's active memory went ${reply.before} -> ${reply.after} bytes`);
+  }
+  return [
+    `a module Web Worker ran add([1, 2, 3], [10, 20, 30]) on its gpu stream: [${reply.sum.join(", ")}]`,
+    `WebGPU in the worker: ${reply.gpu ? "yes" : "no (the gpu stream ran on the CPU)"}`,
+    `the worker's active memory: ${reply.before} -> ${reply.after} bytes`,
+  ].join("\n");
+}
+
+report(main);
