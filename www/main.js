@@ -10,12 +10,24 @@ import { $, cell, fillKv } from "./dom.js";
 import { drawHistory, recordHistory } from "./history.js";
 import { formatBytes, seen, setupLimit, showMemory, showSummary, watchMemory } from "./memory.js";
 import { samples, startMonitor } from "./monitor.js";
-import { DEFAULTS, MODES, WARMUPS, Workload, source } from "./workload.js";
+import { DEFAULTS, MODES, WARMUPS, Workload, callOf, example, source } from "./workload.js";
 
 const LIMITS = { m: 16384, k: 16384, n: 4096, iterations: 5000, repetitions: 100 };
 
 const page = { state: "starting", text: "", results: {}, runs: 0, error: null, seen, smiSamples: samples };
 window.tandemDemo = page;
+// For the end-to-end drive: the source of the function every mode calls, what each mode
+// passes it, and the shown code run as shown (it must leave active memory where it was).
+page.exampleSource = example.toString();
+page.callOf = (mode) => callOf(mode, workload?.settings.iterations ?? readSettings().iterations);
+page.runShown = async () => {
+  const AsyncFunction = (async () => {}).constructor;
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
+  await new AsyncFunction("tn", $("code").textContent)(tn);
+  await tn.synchronize();
+  return { before, after: tn.getActiveMemory() };
+};
 
 let workload = null;
 let busy = false;
@@ -78,10 +90,15 @@ async function currentWorkload() {
   return next;
 }
 
+/** The shown code, and every figure of the page's text that names a setting (the exps'
+ * count, b's shape), for the form's settings. */
 function showCode() {
   const mode = $("code-mode").value;
   try {
-    $("code").textContent = source(mode, readSettings());
+    const settings = readSettings();
+    $("code").textContent = source(mode, settings);
+    for (const el of document.querySelectorAll("[data-figure=iterations]")) el.textContent = settings.iterations;
+    for (const el of document.querySelectorAll("[data-figure=b-shape]")) el.textContent = `${settings.k}×${settings.n}`;
   } catch (err) {
     $("code").textContent = err.message;
   }

@@ -4,9 +4,9 @@
 //   for _ in range(500): b = mx.exp(b, stream=d2)
 //   mx.eval(x, b)
 //
-// with a 4096x512 and b 512x4 drawn uniformly. The matmul is large and suits the GPU; the exps
-// are 500 tiny kernels, whose per-dispatch cost the CPU does not pay. Split, the CPU runs the
-// exps while the GPU runs the matmul.
+// with a 4096x512 and b 512x4 drawn uniformly (the page's form changes the sizes and the count).
+// The matmul is large and suits the GPU; the exps are tiny kernels, whose per-dispatch cost the
+// CPU does not pay. Split, the CPU runs the exps while the GPU runs the matmul.
 import * as tn from "../pkg/index.js";
 
 /** The four ways the page runs it: where the matmul (d1) and the exps (d2) go. */
@@ -42,18 +42,27 @@ export function example(a, b, { d1, d2 }, iterations) {
   return [x, y];
 }
 
-/** The code a mode runs, as the page shows it. */
+/** What a mode passes to {@link example}: its devices and the number of exps. */
+export function callOf(mode, iterations) {
+  const { d1, d2 } = MODES[mode];
+  return { d1, d2, iterations };
+}
+
+/**
+ * The code a mode runs, as the page shows it: {@link example}'s own source (the function the
+ * page calls, so the two cannot differ), then the call with the mode's devices and the form's
+ * sizes, and the disposes that leave nothing behind. Pasted into a page, it runs as shown.
+ */
 export function source(mode, { m, k, n, iterations }) {
-  const { d1, d2, compiled } = MODES[mode];
-  const body =
-    `const x = tn.matmul(a, b, { stream: "${d1}" });\n` +
-    `let y = b;\n` +
-    `for (let i = 0; i < ${iterations}; i++) y = tn.exp(y, { stream: "${d2}" });`;
-  const inputs =
-    `const a = tn.randomUniform([${m}, ${k}]);\n` + `const b = tn.randomUniform([${k}, ${n}]);\n`;
-  if (!compiled) return `${inputs}\n${body}\nawait tn.evaluate(x, y);`;
-  const indented = body.replace(/^/gm, "  ");
-  return `${inputs}\nconst f = tn.compile((a, b) => {\n${indented}\n  return [x, y];\n});\nawait tn.evaluate(...f(a, b));`;
+  const { d1, d2 } = callOf(mode, iterations);
+  const args = `{ d1: "${d1}", d2: "${d2}" }, ${iterations}`;
+  const inputs = `const a = tn.randomUniform([${m}, ${k}]);\nconst b = tn.randomUniform([${k}, ${n}]);\n`;
+  const dispose = "for (const z of [a, b, x, y]) z.dispose();";
+  const call = MODES[mode].compiled
+    ? `const f = tn.compile((a, b) => example(a, b, ${args}));\n` +
+      `const [x, y] = f(a, b);\nawait tn.evaluate(x, y);\n${dispose}\nf.dispose();`
+    : `const [x, y] = example(a, b, ${args});\nawait tn.evaluate(x, y);\n${dispose}`;
+  return `${example.toString()}\n\n${inputs}${call}`;
 }
 
 function median(values) {
@@ -78,12 +87,13 @@ export class Workload {
     await tn.evaluate(this.a, this.b);
   }
 
+  /** The function a mode runs: {@link example} with {@link callOf}'s arguments, as
+   * {@link source} shows it. */
   fn(mode) {
-    const config = MODES[mode];
-    const iterations = this.settings.iterations;
-    if (!config.compiled) return (a, b) => example(a, b, config, iterations);
+    const { d1, d2, iterations } = callOf(mode, this.settings.iterations);
+    if (!MODES[mode].compiled) return (a, b) => example(a, b, { d1, d2 }, iterations);
     if (!this.compiled.has(mode)) {
-      this.compiled.set(mode, tn.compile((a, b) => example(a, b, config, iterations)));
+      this.compiled.set(mode, tn.compile((a, b) => example(a, b, { d1, d2 }, iterations)));
     }
     return this.compiled.get(mode);
   }

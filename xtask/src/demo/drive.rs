@@ -31,6 +31,8 @@ pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
     browser.set_viewport(1280, 800, false)?;
     browser.goto(&format!("http://{address}/"))?;
     let before = wait_ready(&browser, 0)?;
+    let code_report = super::code::check_shown_code(&browser)?;
+    let figures_report = super::code::check_figures_follow_exps(&browser)?;
     for mode in MODES {
         let state = run_mode(&browser, mode)?;
         check_result(&state, mode)?;
@@ -40,7 +42,7 @@ pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
     report_hover(&browser)?;
     check_table_matches(&browser, &state)?;
     let text = state["text"].as_str().unwrap_or_default().to_string();
-    let mut report = vec![text];
+    let mut report = vec![text, code_report, figures_report];
     report.push(save(&browser.screenshot_viewport()?, DESKTOP_SCREENSHOT)?);
     browser.set_viewport(390, 844, true)?;
     // The layout settles and the charts redraw at the new width on the next frame.

@@ -1,6 +1,7 @@
 //! `cargo xtask demo`: builds the package and serves the demo page; with `--headless`, drives it
 //! in headless Chromium (`drive`) and prints what it shows. The benchmark pages run the same way.
 
+mod code;
 mod drive;
 
 pub use drive::run_demo;
