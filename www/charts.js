@@ -144,7 +144,8 @@ export function drawTimeline(svg, report, tip) {
   }
   shapes.push(el("text", { x: width - right, y: height - 18, class: "tick", "text-anchor": "end" }, "ms →"));
   svg.replaceChildren(...shapes);
-  const busy = report.gpu.every((b) => b.gpuMs !== null) ? report.gpu.reduce((s, b) => s + b.gpuMs, 0) : null;
+  const timed = report.gpu.length > 0 && report.gpu.every((b) => b.gpuMs !== null);
+  const busy = timed ? report.gpu.reduce((s, b) => s + b.gpuMs, 0) : null;
   const cpuBusy = cpu.reduce((s, b) => s + (b.end - b.start), 0);
   return { spanMs: t1 - t0, gpuBusyMs: busy, cpuBusyMs: cpuBusy, cpuOps: cpu.length, dispatches: gpu.length, copies: moves.length };
 }

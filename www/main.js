@@ -138,21 +138,35 @@ async function showProfile(mode) {
   $("timeline-tip").textContent = "Hover a bar or a copy for its op and shape.";
   const figures = drawTimeline($("timeline"), report, $("timeline-tip"));
   if (!figures) return;
-  const gpuBusy = figures.gpuBusyMs === null ? "no timestamps on this adapter" : `${figures.gpuBusyMs.toFixed(2)} ms busy (timestamps)`;
+  const gpuBusy =
+    figures.dispatches === 0
+      ? "no GPU work in this mode"
+      : figures.gpuBusyMs === null
+        ? "no timestamps on this adapter, so no busy time"
+        : `${figures.gpuBusyMs.toFixed(2)} ms busy (timestamps)`;
   $("timeline-note").textContent =
     `${figures.spanMs.toFixed(2)} ms from first to last event. GPU: ${figures.dispatches} dispatch bars, ${gpuBusy}. ` +
     `CPU: ${figures.cpuOps} ops, ${figures.cpuBusyMs.toFixed(2)} ms busy. ${figures.copies} copies between the devices.`;
+}
+
+/** Marks the page busy (a run, or the history recording) or free again: the run buttons are
+ * disabled while it is busy, so a click then is refused visibly, not dropped. */
+function setBusy(flag, why = "") {
+  busy = flag;
+  for (const button of document.querySelectorAll("button[data-mode], #run-all")) {
+    button.disabled = flag;
+    button.title = flag ? why : "";
+  }
 }
 
 /** Times each of `modes` in turn; a failure (a MemoryLimitError under a tight limit) shows in
  * the page, and the page stays usable. */
 async function run(modes) {
   if (busy) return;
-  busy = true;
+  setBusy(true, "a run is in progress");
   page.state = "running";
   page.error = null;
   $("run-error").textContent = "";
-  for (const button of document.querySelectorAll("button[data-mode], #run-all")) button.disabled = true;
   try {
     const w = await currentWorkload();
     for (const [i, mode] of modes.entries()) {
@@ -175,12 +189,40 @@ async function run(modes) {
     if (runtime) showRuntime(runtime);
     page.active = tn.getActiveMemory();
     page.runs++;
-    busy = false;
+    setBusy(false);
     page.state = "ready";
-    for (const button of document.querySelectorAll("button[data-mode], #run-all")) button.disabled = false;
     showMemory();
     showSummary();
     page.text = resultsText();
+    if (historyWanted) openHistory();
+  }
+}
+
+/** Set when the history panel was opened during a run: it records once the run ends. */
+let historyWanted = false;
+
+/** Records and draws the memory history, or says why not yet; an error shows in the panel. */
+async function openHistory() {
+  historyWanted = false;
+  if (!$("history-panel").open) return;
+  if (!workload) {
+    $("history-info").textContent = "The history records once the inputs are ready: run a mode first.";
+    return;
+  }
+  if (busy) {
+    historyWanted = true;
+    $("history-info").textContent = "Recording as soon as the current run ends…";
+    return;
+  }
+  setBusy(true, "the memory history is recording");
+  $("history-info").textContent = "Recording a GPU-only and a split run…";
+  try {
+    await recordHistory(workload);
+    drawHistory();
+  } catch (err) {
+    $("history-info").textContent = `The history could not be recorded: ${err.name}: ${err.message}`;
+  } finally {
+    setBusy(false);
   }
 }
 
@@ -218,16 +260,7 @@ function setupControls() {
   $("settings").addEventListener("input", showCode);
   $("settings").addEventListener("submit", (event) => event.preventDefault());
   $("code-mode").addEventListener("change", showCode);
-  $("history-panel").addEventListener("toggle", async () => {
-    if (!$("history-panel").open || busy || !workload) return;
-    busy = true;
-    try {
-      await recordHistory(workload);
-      drawHistory();
-    } finally {
-      busy = false;
-    }
-  });
+  $("history-panel").addEventListener("toggle", () => openHistory());
 }
 
 async function main() {
