@@ -17,6 +17,7 @@ mod serve;
 mod setup;
 mod test;
 mod webdriver;
+mod webkit;
 
 use std::process::ExitCode;
 

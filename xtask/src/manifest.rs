@@ -20,6 +20,10 @@ pub struct Manifest {
     pub chromedriver: PathBuf,
     /// Firefox ESR, driven over WebDriver BiDi (`firefox.rs`).
     pub firefox: PathBuf,
+    /// WebKitGTK's WebDriver, its MiniBrowser, and the X server it draws into (`webkit.rs`).
+    pub webkit_driver: PathBuf,
+    pub minibrowser: PathBuf,
+    pub xvfb: PathBuf,
     pub browser_flags: Vec<String>,
     pub demo_address: String,
 }
@@ -46,6 +50,9 @@ impl Manifest {
             chromium: string(&table, "browser", "chromium")?.into(),
             chromedriver: string(&table, "browser", "chromedriver")?.into(),
             firefox: string(&table, "browser", "firefox")?.into(),
+            webkit_driver: string(&table, "browser", "webkit-driver")?.into(),
+            minibrowser: string(&table, "browser", "minibrowser")?.into(),
+            xvfb: string(&table, "browser", "xvfb")?.into(),
             browser_flags: strings(&table, "browser", "flags")?,
             demo_address: string(&table, "demo", "address")?,
         })

@@ -1,12 +1,12 @@
 //! Test pages that use the built package as a page does (`tests/pages/`): each imports
 //! `/pkg/index.js`, runs its checks and reports through `window.tandemPage` ({state, text}).
 //! `cargo xtask test` opens each in headless Chromium after building the package, and those that
-//! need nothing Chromium-only in headless Firefox ESR as well.
+//! need nothing Chromium-only in Firefox ESR and WebKitGTK as well.
 
 use std::time::Duration;
 
 use crate::cmd::{Check, Tally};
-use crate::demo;
+use crate::demo::{self, Other};
 use crate::manifest::Manifest;
 
 /// The pages, relative to the repository root, and what each checks.
@@ -37,17 +37,17 @@ pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The pages that also run in Firefox ESR, and the query each gets there: all but
-/// compile-memory.html, which forces garbage collections through Chromium's `--expose-gc`.
-/// Debian's Firefox has no WebGPU, so tandem runs on its CPU path there.
-const IN_FIREFOX: [(&str, &str); 3] = [
+/// The pages that also run in Firefox ESR and WebKitGTK, and the query each gets there: all
+/// but compile-memory.html, which forces garbage collections through Chromium's
+/// `--expose-gc`. Neither has WebGPU here, so tandem runs on its CPU path there.
+const ELSEWHERE: [(&str, &str); 3] = [
     ("tests/pages/held-memory.html", "?without-webgpu"),
     ("tests/pages/quickstart.html", ""),
     ("tests/pages/worker.html", ""),
 ];
 
-/// Runs every page in Chromium, and those of [`IN_FIREFOX`] in Firefox too; each run counts as
-/// one test. Fails after running all if any failed.
+/// Runs every page in Chromium, and those of [`ELSEWHERE`] in Firefox and WebKit too; each run
+/// counts as one test. Fails after running all if any failed.
 pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     let timeout = Duration::from_secs(300);
     let mut checks: Vec<Check> = Vec::new();
@@ -56,10 +56,14 @@ pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
         let served = format!("./{page}");
         let run = move || demo::run_page(manifest, &served, "tandemPage", timeout);
         checks.push((format!("page {page}: {what}"), Box::new(run)));
-        if let Some((_, query)) = IN_FIREFOX.iter().find(|(p, _)| *p == page) {
+        let Some((_, query)) = ELSEWHERE.iter().find(|(p, _)| *p == page) else {
+            continue;
+        };
+        for browser in Other::ALL {
             let served = format!("./{page}{query}");
-            let run = move || demo::run_page_in_firefox(manifest, &served, "tandemPage", timeout);
-            checks.push((format!("page {page} in Firefox ESR: {what}"), Box::new(run)));
+            let run = move || demo::run_page_in(manifest, browser, &served, "tandemPage", timeout);
+            let name = browser.name();
+            checks.push((format!("page {page} in {name}: {what}"), Box::new(run)));
         }
     }
     tally.run_checks("test pages", checks)

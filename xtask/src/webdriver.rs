@@ -19,6 +19,8 @@ pub struct Browser {
     profile: PathBuf,
     /// How long one WebDriver command may take; `None` waits as long as the command runs.
     timeout: Option<Duration>,
+    /// The X server the browser draws into, where it needs one (WebKitGTK's MiniBrowser).
+    display: Option<Child>,
 }
 
 /// How long closing the session may take on drop before the driver is killed instead.
@@ -41,25 +43,38 @@ impl Browser {
             .map_err(|e| format!("cannot start {}: {e}", manifest.chromedriver.display()))?;
         let profile =
             std::env::temp_dir().join(format!("tandem-chromium-{}-{port}", std::process::id()));
+        let mut args = flags.to_vec();
+        args.push("--headless=new".into());
+        args.push(format!("--user-data-dir={}", profile.display()));
+        let capabilities = json!({ "capabilities": { "alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": { "binary": manifest.chromium, "args": args }
+        }}});
+        Browser::open(driver, port, profile, None, capabilities)
+    }
+
+    /// A session of the driver `driver` (listening on `port`) with `capabilities`, for a
+    /// browser whose profile folder is `profile` and whose X server, if any, is `display`.
+    pub fn open(
+        driver: Child,
+        port: u16,
+        profile: PathBuf,
+        display: Option<Child>,
+        capabilities: Value,
+    ) -> Result<Browser, String> {
         let mut browser = Browser {
             driver,
             port,
             session: String::new(),
             profile,
             timeout: None,
+            display,
         };
         browser.wait_until_ready()?;
-        let mut args = flags.to_vec();
-        args.push("--headless=new".into());
-        args.push(format!("--user-data-dir={}", browser.profile.display()));
-        let capabilities = json!({ "capabilities": { "alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": { "binary": manifest.chromium, "args": args }
-        }}});
         let reply = browser.request("POST", "/session", Some(capabilities))?;
         browser.session = reply["sessionId"]
             .as_str()
-            .ok_or_else(|| format!("chromedriver gave no session: {reply}"))?
+            .ok_or_else(|| format!("the WebDriver gave no session: {reply}"))?
             .to_string();
         Ok(browser)
     }
@@ -123,7 +138,7 @@ impl Browser {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Err("chromedriver did not become ready within 20 s".into())
+        Err("the WebDriver did not become ready within 20 s".into())
     }
 
     /// One WebDriver command; returns the reply's `value`, or its error message.
@@ -213,6 +228,14 @@ impl Drop for Browser {
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+        // SIGTERM, not SIGKILL: Xvfb then removes its lock file and socket, freeing the display
+        // number for the next session.
+        if let Some(display) = &mut self.display {
+            let _ = Command::new("kill")
+                .args(["-TERM", &display.id().to_string()])
+                .status();
+            let _ = display.wait();
+        }
         // A browser whose session could not be closed (its page stuck in a loop) outlives its
         // driver; it is found by its own profile folder and ended.
         for pid in processes_using(&self.profile) {

@@ -2,16 +2,15 @@
 //! results checked, the gauges seen moving, a limit too small for the example shown as a
 //! `MemoryLimitError` and lifted again, screenshots at a desktop's and a phone's size, and the
 //! memory history opened and hovered; then without WebGPU, in Chromium without its flag and in
-//! Firefox ESR. `cargo xtask demo --headless` prints what it returns;
+//! Firefox ESR and WebKitGTK. `cargo xtask demo --headless` prints what it returns;
 //! `cargo xtask test` runs it as a test.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::serve_pages;
+use super::{Other, serve_pages};
 use crate::cmd::root;
-use crate::firefox::Firefox;
 use crate::manifest::Manifest;
 use crate::webdriver::{Browser, Page};
 
@@ -55,7 +54,9 @@ pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
     report.push(open_history(&browser)?);
     drop(browser);
     report.push(without_webgpu(manifest)?);
-    report.push(in_firefox(manifest)?);
+    for browser in Other::ALL {
+        report.push(elsewhere(manifest, browser)?);
+    }
     Ok(report.join("\n"))
 }
 
@@ -77,22 +78,23 @@ fn without_webgpu(manifest: &Manifest) -> Result<String, String> {
     )
 }
 
-/// The same drive in headless Firefox ESR, whose Debian build has no WebGPU.
-fn in_firefox(manifest: &Manifest) -> Result<String, String> {
+/// The same drive in Firefox ESR and WebKitGTK, which have no WebGPU here.
+fn elsewhere(manifest: &Manifest, browser: Other) -> Result<String, String> {
     let address = serve_pages(manifest, "www")?;
-    let firefox = Firefox::launch(manifest)?;
-    firefox.goto(&format!("http://{address}/?memoryLimit=64MiB"))?;
-    check_without_webgpu(&firefox)?;
-    Ok(
-        "Firefox ESR (no WebGPU): the banner shown; ?memoryLimit=64MiB applied; bad input \
-         refused by name; CPU-only and split ran on the CPU"
-            .into(),
-    )
+    browser.drive(manifest, |page| {
+        page.goto(&format!("http://{address}/?memoryLimit=64MiB"))?;
+        check_without_webgpu(page)
+    })?;
+    Ok(format!(
+        "{} (no WebGPU): the banner shown; ?memoryLimit=64MiB applied; bad input refused by \
+         name; CPU-only and split ran on the CPU",
+        browser.name()
+    ))
 }
 
 /// Checks a demo page opened without WebGPU: the limit from the URL, bad input refused by
 /// name, the banner shown, and the CPU-only and split modes run. Returns the banner's text.
-fn check_without_webgpu(browser: &impl Page) -> Result<String, String> {
+fn check_without_webgpu(browser: &(impl Page + ?Sized)) -> Result<String, String> {
     wait_ready(browser, 0)?;
     let limit = browser.eval("return document.getElementById('limit-shown').textContent;")?;
     if limit != "64.0 MiB" {
@@ -136,7 +138,7 @@ fn check_without_webgpu(browser: &impl Page) -> Result<String, String> {
 }
 
 /// `window.tandemDemo` now.
-fn page(browser: &impl Page) -> Result<Value, String> {
+fn page(browser: &(impl Page + ?Sized)) -> Result<Value, String> {
     browser.eval(
         "const p = window.tandemDemo; return p && {state: p.state, text: p.text, error: p.error, \
          results: p.results, runs: p.runs, active: p.active, frames: p.seen.frames, \
@@ -147,7 +149,7 @@ fn page(browser: &impl Page) -> Result<Value, String> {
 
 /// Waits until the page is between runs with more than `runs` done, and returns its state; a
 /// page that failed to start is an error with its message.
-fn wait_ready(browser: &impl Page, runs: u64) -> Result<Value, String> {
+fn wait_ready(browser: &(impl Page + ?Sized), runs: u64) -> Result<Value, String> {
     let state = browser.wait_for(
         &format!(
             "const p = window.tandemDemo; if (p && p.state === 'error') return 'error'; \
@@ -163,13 +165,13 @@ fn wait_ready(browser: &impl Page, runs: u64) -> Result<Value, String> {
 }
 
 /// Clicks `mode`'s button and returns the page's state once that run has ended.
-fn run_mode(browser: &impl Page, mode: &str) -> Result<Value, String> {
+fn run_mode(browser: &(impl Page + ?Sized), mode: &str) -> Result<Value, String> {
     let runs = page(browser)?["runs"].as_u64().unwrap_or(0);
     click(browser, &format!("button[data-mode='{mode}']"))?;
     wait_ready(browser, runs + 1)
 }
 
-fn click(browser: &impl Page, css: &str) -> Result<(), String> {
+fn click(browser: &(impl Page + ?Sized), css: &str) -> Result<(), String> {
     let css_literal = serde_json::to_string(css).map_err(|e| e.to_string())?;
     let clicked = browser.eval(&format!(
         "const b = document.querySelector({css_literal}); if (!b || b.disabled) return false; \

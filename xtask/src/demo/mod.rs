@@ -62,27 +62,57 @@ fn run_page_then(
     Ok(text + &then(&browser)?)
 }
 
-/// As [`run_page`], in headless Firefox ESR (where tandem runs on its CPU path).
-pub fn run_page_in_firefox(
+/// The browsers beside Chromium that `cargo xtask test` runs pages in. Neither has WebGPU on
+/// this machine's Debian, so tandem runs on its CPU path in both.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Other {
+    /// Firefox ESR, over WebDriver BiDi.
+    Firefox,
+    /// WebKitGTK's MiniBrowser, through WebKitWebDriver on a private Xvfb.
+    WebKit,
+}
+
+impl Other {
+    pub const ALL: [Other; 2] = [Other::Firefox, Other::WebKit];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Other::Firefox => "Firefox ESR",
+            Other::WebKit => "WebKitGTK",
+        }
+    }
+
+    /// Opens the browser and runs `drive` on it.
+    pub fn drive<T>(
+        self,
+        manifest: &Manifest,
+        drive: impl FnOnce(&dyn Page) -> Result<T, String>,
+    ) -> Result<T, String> {
+        match self {
+            Other::Firefox => drive(&Firefox::launch(manifest)?),
+            Other::WebKit => drive(&crate::webkit::launch(manifest)?),
+        }
+    }
+}
+
+/// As [`run_page`], in `browser` (where tandem runs on its CPU path).
+pub fn run_page_in(
     manifest: &Manifest,
+    browser: Other,
     page: &str,
     global: &str,
     timeout: Duration,
 ) -> Result<String, String> {
     let (folder, file) = page.split_once('/').unwrap_or((page, ""));
     let address = serve_pages(manifest, folder)?;
-    let firefox = Firefox::launch(manifest)?;
-    finish_page(
-        &firefox,
-        &format!("http://{address}/{file}"),
-        global,
-        timeout,
-    )
+    browser.drive(manifest, |b| {
+        finish_page(b, &format!("http://{address}/{file}"), global, timeout)
+    })
 }
 
 /// Opens `url` and waits for its report in `window[global]`; its text, or an error with it.
 fn finish_page(
-    browser: &impl Page,
+    browser: &(impl Page + ?Sized),
     url: &str,
     global: &str,
     timeout: Duration,
