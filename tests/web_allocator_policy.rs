@@ -19,7 +19,7 @@ use crate::common::*;
 
 #[wasm_bindgen_test]
 async fn the_policy_changes_before_the_first_allocation_and_not_while_memory_is_held() {
-    settled_runtime_info().await;
+    runtime_info().await;
     change_current_allocator("exact".into()).unwrap();
     // One JS object for the array, as a page holds it: disposing it frees the array.
     let a = JsValue::from(array(floats(&[1.0; 300]), JsValue::UNDEFINED).unwrap());

@@ -25,9 +25,7 @@ use tandem::js::memory::{clear_cache, memory_snapshot, set_cache_limit, set_memo
 use tandem::js::stream::{evaluate, synchronize};
 use tandem::memory::device_errors::fail_next_buffers_for_tests;
 
-use crate::common::{
-    collect_garbage, describe, gauge_offsets, get, settle, settled_runtime_info, stat,
-};
+use crate::common::{collect_garbage, describe, gauge_offsets, get, runtime_info, settle, stat};
 use crate::programs::compiled::{self, PageFunction, RefFunction};
 use crate::programs::generate::{Known, State, propose};
 use crate::programs::page::{Arrays, dispose, read, words_of};
@@ -557,7 +555,7 @@ async fn shrink(program: &Program) -> Program {
 
 #[wasm_bindgen_test]
 async fn random_interleavings_give_the_sequential_values() {
-    settled_runtime_info().await;
+    runtime_info().await;
     let (seed, count) = (seed(), program_count());
     web_sys::console::log_1(&format!("interleave: {count} programs from seed {seed}").into());
     let mut rng = Rng::new(seed);

@@ -62,7 +62,7 @@ fn recorded() -> Vec<String> {
 
 #[wasm_bindgen_test]
 async fn a_scripted_sequence_records_exactly_the_expected_events_in_order() {
-    settled_runtime_info().await;
+    runtime_info().await;
     synchronize().await;
     empty_cache();
     record_memory_history(options(&[("stacks", true.into())])).unwrap();
@@ -224,7 +224,7 @@ async fn double_in_place(device: &JsValue, buffer: &JsValue, range: (f64, f64), 
 
 #[wasm_bindgen_test]
 async fn raw_blocks_are_counted_reused_and_run_a_pages_own_wgsl() {
-    let info = settled_runtime_info().await;
+    let info = runtime_info().await;
     synchronize().await;
     empty_cache();
     let allocated = memory_allocated("gpu".into()).unwrap();

@@ -114,7 +114,7 @@ async fn evaluated(a: &NdArray) {
 
 #[wasm_bindgen_test]
 async fn a_scripted_sequence_gives_exact_pytorch_figures_after_every_step() {
-    settled_runtime_info().await;
+    runtime_info().await;
     JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
         .await
         .unwrap();

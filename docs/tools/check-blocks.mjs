@@ -19,9 +19,11 @@ const root = process.argv[2] ?? "../..";
 const TYPES = join(root, "npm/index.d.ts");
 const FENCE = /^```(js|ts|javascript|typescript)\s*$/;
 
-/** The fenced JS/TS blocks of a markdown file: their text and first line. */
-function markdownBlocks(path) {
-  const lines = readFileSync(path, "utf8").split("\n");
+/**
+ * The fenced JS/TS blocks of markdown `lines`: their text, first line (1-based) and whether
+ * they are TypeScript.
+ */
+function fencedBlocks(lines) {
   const blocks = [];
   for (let i = 0; i < lines.length; i++) {
     if (!FENCE.test(lines[i])) continue;
@@ -35,24 +37,12 @@ function markdownBlocks(path) {
   return blocks;
 }
 
-/** The ```ts examples inside the doc comments of index.d.ts, with their lines. */
-function typeDocBlocks(path) {
-  const lines = readFileSync(path, "utf8").split("\n");
-  const blocks = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^\s*\*\s*```ts\s*$/.test(lines[i])) continue;
-    const start = i + 1;
-    let end = start;
-    while (end < lines.length && !/^\s*\*\s*```/.test(lines[end])) end++;
-    const text = lines
-      .slice(start, end)
-      .map((l) => l.replace(/^\s*\* ?/, ""))
-      .join("\n");
-    blocks.push({ text, line: start + 1, ts: true });
-    i = end;
-  }
-  return blocks;
-}
+const markdownBlocks = (path) => fencedBlocks(readFileSync(path, "utf8").split("\n"));
+
+/** The examples inside the doc comments of index.d.ts: its lines without the comments' ` * `
+ * are markdown, line for line. */
+const typeDocBlocks = (path) =>
+  fencedBlocks(readFileSync(path, "utf8").split("\n").map((l) => l.replace(/^\s*\* ?/, "")));
 
 const usesTandem = (text) => /from "tandem"|\btn\./.test(text);
 const IMPORT = 'import * as tn from "tandem";';

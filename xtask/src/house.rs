@@ -4,32 +4,48 @@
 //! (The layering itself is `imports.rs`.)
 
 #[cfg(test)]
+use std::path::{Path, PathBuf};
+
+/// The files under `dir` whose names end in one of `ends`, sorted, outside the folders named
+/// in `skip` (the tree walk of this module's checks and of `docs.rs`'s).
+#[cfg(test)]
+pub(crate) fn files_under(dir: &Path, ends: &[&str], skip: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ends: &[&str], skip: &[&str], out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !skip.contains(&name.as_str()) {
+                    walk(&path, ends, skip, out);
+                }
+            } else if ends.iter().any(|e| name.ends_with(e)) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, ends, skip, &mut out);
+    out.sort();
+    out
+}
+
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
+    use super::files_under;
     use crate::cmd::root;
 
     const MAX_FILE_LINES: usize = 450;
     const MAX_FUNCTION_LINES: usize = 80;
 
-    /// Every file under `dir` whose name ends in `ext`.
-    fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                files(&path, ext, out);
-            } else if path.to_string_lossy().ends_with(ext) {
-                out.push(path);
-            }
-        }
-    }
-
     fn sources() -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        files(&root().join("src"), ".rs", &mut out);
-        files(&root().join("xtask/src"), ".rs", &mut out);
-        out.sort();
+        let mut out = files_under(&root().join("src"), &[".rs"], &[]);
+        out.extend(files_under(&root().join("xtask/src"), &[".rs"], &[]));
         out
     }
 

@@ -189,9 +189,9 @@ impl PageCompiled {
     }
 }
 
-/// The runtime's info, once the page is as a test of exact figures needs it: the arrays that
-/// earlier tests of this binary left to the garbage collector finalized, the queue idle and
-/// the cache empty.
+/// The runtime's info, once the page is as a test of exact figures in the shared browser
+/// binary (`tests/web/`) needs it: the arrays that earlier tests of the binary left to the
+/// garbage collector finalized, the queue idle and the cache empty.
 pub async fn settled_runtime_info() -> JsValue {
     let info = runtime_info().await;
     collect_garbage().await;
