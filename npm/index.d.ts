@@ -381,6 +381,21 @@ export class NDArray<D extends DType = DType> {
   round(opts?: StreamOptions): NDArray<D>;
   reciprocal(opts?: StreamOptions): NDArray<"float32">;
   logicalNot(opts?: StreamOptions): NDArray<"bool">;
+  isnan(opts?: StreamOptions): NDArray<"bool">;
+  isinf(opts?: StreamOptions): NDArray<"bool">;
+  isfinite(opts?: StreamOptions): NDArray<"bool">;
+  log2(opts?: StreamOptions): NDArray<"float32">;
+  log10(opts?: StreamOptions): NDArray<"float32">;
+  sinh(opts?: StreamOptions): NDArray<"float32">;
+  cosh(opts?: StreamOptions): NDArray<"float32">;
+  arcsin(opts?: StreamOptions): NDArray<"float32">;
+  arccos(opts?: StreamOptions): NDArray<"float32">;
+  arctan(opts?: StreamOptions): NDArray<"float32">;
+  arcsinh(opts?: StreamOptions): NDArray<"float32">;
+  arccosh(opts?: StreamOptions): NDArray<"float32">;
+  arctanh(opts?: StreamOptions): NDArray<"float32">;
+  erfinv(opts?: StreamOptions): NDArray<"float32">;
+  nanToNum(opts?: NanToNumOptions): NDArray<D>;
 
   add<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   subtract<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
@@ -397,6 +412,10 @@ export class NDArray<D extends DType = DType> {
   greaterEqual(other: Operand, opts?: StreamOptions): NDArray<"bool">;
   logicalAnd(other: Operand, opts?: StreamOptions): NDArray<"bool">;
   logicalOr(other: Operand, opts?: StreamOptions): NDArray<"bool">;
+  logaddexp(other: Operand, opts?: StreamOptions): NDArray<"float32">;
+  floorDivide<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  remainder<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
+  arctan2(other: Operand, opts?: StreamOptions): NDArray<"float32">;
 
   clip(lo: Bound, hi: Bound, opts?: StreamOptions): NDArray<D>;
   astype<T extends DType>(dtype: T, opts?: StreamOptions): NDArray<T>;
@@ -545,6 +564,45 @@ export function round<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDA
 export function reciprocal(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
 /** `!x` (`bool`). */
 export function logicalNot(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
+/** Whether `x` is NaN (`bool`; integers never are). */
+export function isnan(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
+/** Whether `x` is +inf or -inf (`bool`). */
+export function isinf(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
+/** Whether `x` is neither NaN nor infinite (`bool`). */
+export function isfinite(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
+/** Base-2 logarithm; exact at powers of two. */
+export function log2(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Base-10 logarithm. */
+export function log10(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Hyperbolic sine, finite up to about 89.4. */
+export function sinh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Hyperbolic cosine. */
+export function cosh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse sine; NaN outside [-1, 1]. */
+export function arcsin(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse cosine; NaN outside [-1, 1]. */
+export function arccos(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse tangent. */
+export function arctan(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse hyperbolic sine. */
+export function arcsinh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse hyperbolic cosine; NaN below 1. */
+export function arccosh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** Inverse hyperbolic tangent; ±inf at ±1, NaN beyond. */
+export function arctanh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** The inverse error function; ±inf at ±1, NaN beyond. */
+export function erfinv(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** The options of `nanToNum`: what NaN, +inf and -inf become. */
+export interface NanToNumOptions extends StreamOptions {
+  /** What NaN becomes; 0 when absent. */
+  nan?: number;
+  /** What +inf becomes; the largest finite `float32` when absent. */
+  posinf?: number;
+  /** What -inf becomes; the most negative finite `float32` when absent. */
+  neginf?: number;
+}
+/** `x` with NaN and infinities replaced (MLX's `nan_to_num`); integer arrays come back as they are. */
+export function nanToNum<D extends DType>(x: NDArray<D>, opts?: NanToNumOptions): NDArray<D>;
 
 /** `a + b`, broadcast (either may be a number or boolean); integers wrap like C's. */
 export function add<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
@@ -576,6 +634,20 @@ export function greaterEqual(a: Operand, b: Operand, opts?: StreamOptions): NDAr
 export function logicalAnd(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
 /** `a || b`, element by element (`bool`). */
 export function logicalOr(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
+/** `log(e^a + e^b)`, without overflow (`float32`). */
+export function logaddexp(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
+/**
+ * `floor(a / b)`, broadcast. Floats take the `float32` quotient rounded down (MLX's rule);
+ * integers divide exactly, rounding down, and a zero divisor gives 0.
+ */
+export function floorDivide<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/**
+ * The remainder with the sign of the divisor (MLX's and Python's `%`), exact for floats; an
+ * integer zero divisor gives `a`.
+ */
+export function remainder<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The angle of the point `(b, a)` in radians, `arctan2(y, x)` (`float32`). */
+export function arctan2(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
 
 /** `x` where `cond` is true, else `y`, all broadcast together; each may be a number or boolean. */
 export function where<X extends Operand, Y extends Operand>(

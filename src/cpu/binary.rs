@@ -72,6 +72,18 @@ fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> V
                 x.min(y)
             }
         }),
+        LogAddExp => value(logaddexp),
+        Arctan2 => value(|y, x| f64::from(y).atan2(f64::from(x)) as f32),
+        // MLX's: the float32 quotient, rounded down.
+        FloorDivide => value(|x, y| (x / y).floor()),
+        Remainder => value(|x, y| {
+            let r = x % y;
+            if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                r + y
+            } else {
+                r
+            }
+        }),
         Equal => test(|x, y| x == y),
         NotEqual => test(|x, y| x != y),
         Less => test(|x, y| x < y),
@@ -80,6 +92,19 @@ fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> V
         GreaterEqual => test(|x, y| x >= y),
         LogicalAnd | LogicalOr => unreachable!("logical ops compute in bool"),
     }
+}
+
+/// log(e^a + e^b) in float64 from the larger operand; equal infinities give themselves.
+fn logaddexp(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        return f32::NAN;
+    }
+    let m = a.max(b);
+    if m.is_infinite() {
+        return m;
+    }
+    let d = -(f64::from(a) - f64::from(b)).abs();
+    (f64::from(m) + d.exp().ln_1p()) as f32
 }
 
 /// An int32 compared with a uint32 by value (through i64), as MLX does.
@@ -114,6 +139,10 @@ pub trait Integer: Copy + Ord + bytemuck::Pod + Default {
     fn wrapping_add(self, o: Self) -> Self;
     fn wrapping_sub(self, o: Self) -> Self;
     fn wrapping_mul(self, o: Self) -> Self;
+    /// The quotient rounded down; 0 for a zero divisor, and `MIN / -1` wraps.
+    fn floor_div(self, o: Self) -> Self;
+    /// The remainder with the divisor's sign; `self` for a zero divisor.
+    fn floor_rem(self, o: Self) -> Self;
     fn is_negative(self) -> bool;
     /// Exponent's lowest bit, and the exponent halved.
     fn bit_and_halve(self) -> (bool, Self);
@@ -131,6 +160,31 @@ macro_rules! integer {
             }
             fn wrapping_mul(self, o: Self) -> Self {
                 <$t>::wrapping_mul(self, o)
+            }
+            #[allow(unused_comparisons)]
+            fn floor_div(self, o: Self) -> Self {
+                if o == 0 {
+                    return 0;
+                }
+                let q = self.wrapping_div(o);
+                let inexact = self.wrapping_rem(o) != 0;
+                if inexact && ((self < 0) != (o < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
+            }
+            #[allow(unused_comparisons)]
+            fn floor_rem(self, o: Self) -> Self {
+                if o == 0 {
+                    return self;
+                }
+                let r = self.wrapping_rem(o);
+                if r != 0 && ((r < 0) != (o < 0)) {
+                    r.wrapping_add(o)
+                } else {
+                    r
+                }
             }
             #[allow(unused_comparisons)]
             fn is_negative(self) -> bool {
@@ -171,6 +225,8 @@ fn integer<T: Integer>(op: BinaryOp, shape: &[usize], a: &Strided<T>, b: &Stride
         Subtract => value(T::wrapping_sub),
         Multiply => value(T::wrapping_mul),
         Power => value(integer_power),
+        FloorDivide => value(T::floor_div),
+        Remainder => value(T::floor_rem),
         Maximum => value(|x, y| x.max(y)),
         Minimum => value(|x, y| x.min(y)),
         Equal => test(|x, y| x == y),
@@ -179,8 +235,8 @@ fn integer<T: Integer>(op: BinaryOp, shape: &[usize], a: &Strided<T>, b: &Stride
         LessEqual => test(|x, y| x <= y),
         Greater => test(|x, y| x > y),
         GreaterEqual => test(|x, y| x >= y),
-        Divide | LogicalAnd | LogicalOr => {
-            unreachable!("divide computes in float32, logical ops in bool")
+        Divide | LogAddExp | Arctan2 | LogicalAnd | LogicalOr => {
+            unreachable!("divide, logaddexp and arctan2 compute in float32, logical ops in bool")
         }
     }
 }

@@ -18,13 +18,10 @@ pub fn unary(op: UnaryOp, out: DType, shape: &[usize], x: Operand) -> Result<Vec
     if op == UnaryOp::Cast {
         return Ok(map1(shape, &cast_strided(&x, out).view::<u32>(), |w| w));
     }
-    let compute = if op == UnaryOp::LogicalNot {
-        DType::Bool
-    } else {
-        out
-    };
+    let compute = op.compute_dtype(out);
     let converted = cast_strided(&x, compute);
     Ok(match compute {
+        DType::Float32 if op.is_float_test() => float_test(op, shape, &converted.view()),
         DType::Float32 => {
             let x = lanes::dense(shape, &converted.view::<f32>());
             bytemuck::cast_vec(float(op, &x))
@@ -64,8 +61,36 @@ fn float(op: UnaryOp, x: &[f32]) -> Vec<f32> {
         Ceil => lanes::unary(x, F32x4::ceil),
         Round => lanes::unary(x, F32x4::round),
         Reciprocal => lanes::unary(x, |v| one / v),
-        LogicalNot | Cast => unreachable!("handled before dispatch"),
+        Log2 => in_f64(x, f64::log2),
+        Log10 => in_f64(x, f64::log10),
+        Sinh => in_f64(x, f64::sinh),
+        Cosh => in_f64(x, f64::cosh),
+        Arcsin => in_f64(x, f64::asin),
+        Arccos => in_f64(x, f64::acos),
+        Arctan => in_f64(x, f64::atan),
+        Arcsinh => in_f64(x, f64::asinh),
+        Arccosh => in_f64(x, f64::acosh),
+        Arctanh => in_f64(x, f64::atanh),
+        Erfinv => x.iter().map(|&v| math::erfinv(v)).collect(),
+        LogicalNot | Cast | IsNan | IsInf | IsFinite => unreachable!("handled before dispatch"),
     }
+}
+
+/// `f` in float64, rounded once: for the functions that have no lane version, whose float64
+/// forms (Rust's, from its libm) are correctly rounded or nearly, so the result is within an
+/// ULP of float32's exact answer.
+fn in_f64(x: &[f32], f: fn(f64) -> f64) -> Vec<f32> {
+    x.iter().map(|&v| f(f64::from(v)) as f32).collect()
+}
+
+/// `isnan`, `isinf` and `isfinite`, as bool words.
+fn float_test(op: UnaryOp, shape: &[usize], x: &Strided<f32>) -> Vec<u32> {
+    let test: fn(f32) -> bool = match op {
+        UnaryOp::IsNan => f32::is_nan,
+        UnaryOp::IsInf => f32::is_infinite,
+        _ => f32::is_finite,
+    };
+    map1(shape, x, |v| u32::from(test(v)))
 }
 
 /// `f` over `x`, its constants made once.

@@ -107,6 +107,14 @@ fn expression(op: BinaryOp, compute: DType) -> String {
         (Maximum, DType::Float32) => "max_or_nan(a, b)",
         (Minimum, DType::Float32) => "min_or_nan(a, b)",
         (Maximum, _) => "max(a, b)",
+        (LogAddExp, _) => "logaddexp_acc(a, b)",
+        (Arctan2, _) => "atan2_acc(a, b)",
+        (FloorDivide, DType::Float32) => "floor(a / b)",
+        (FloorDivide, DType::Int32) => "floor_div_i32(a, b)",
+        (FloorDivide, _) => "floor_div_u32(a, b)",
+        (Remainder, DType::Float32) => "remainder_f32(a, b)",
+        (Remainder, DType::Int32) => "remainder_i32(a, b)",
+        (Remainder, _) => "remainder_u32(a, b)",
         (Minimum, _) => "min(a, b)",
     };
     if compute == DType::Bool {

@@ -14,11 +14,17 @@ use crate::memory::allocator::GpuBuffer;
 pub const PRELUDE: &str = include_str!("wgsl/elementwise.wgsl");
 pub const CONVERT: &str = include_str!("wgsl/convert.wgsl");
 pub const MATH: &str = include_str!("wgsl/math.wgsl");
+/// What the elementwise ops' functions need beyond `MATH`: the functions built on exp and log
+/// and the inverse ones. Only elementwise kernels carry them.
+pub const MORE_MATH: &str = concat!(
+    include_str!("wgsl/math_derived.wgsl"),
+    include_str!("wgsl/math_inverse.wgsl")
+);
 
 /// The source of a strided kernel: the op's header (its aliases and function), the shared
 /// prelude and helpers, then the kernel.
 pub fn strided_source(header: &str, kernel: &str) -> String {
-    format!("{header}\n{PRELUDE}\n{CONVERT}\n{MATH}\n{kernel}")
+    format!("{header}\n{PRELUDE}\n{CONVERT}\n{MATH}\n{MORE_MATH}\n{kernel}")
 }
 
 /// The most axes the kernels walk; broadcasts collapse to far fewer in practice.

@@ -37,12 +37,12 @@ pub fn header(op: UnaryOp, input: DType, out: DType) -> String {
 
 /// `fn {name}(x_in) -> out` computing `op` (fused kernels call several, by name).
 pub fn function(name: &str, op: UnaryOp, input: DType, out: DType) -> String {
-    let compute = if op == UnaryOp::LogicalNot {
-        DType::Bool
+    let compute = op.compute_dtype(out);
+    let result = if op.is_float_test() {
+        expression(op, compute).to_string()
     } else {
-        out
+        convert(expression(op, compute), compute, out)
     };
-    let result = convert(expression(op, compute), compute, out);
     format!(
         "fn {name}(x_in: {}) -> {} {{\n    let x = {};\n    return {result};\n}}\n",
         wgsl_type(input),
@@ -96,6 +96,21 @@ fn float_expression(op: UnaryOp) -> &'static str {
         Ceil => "ceil(x)",
         Round => "round(x)",
         Reciprocal => "1.0 / x",
+        // The class tests give the bool word directly.
+        IsNan => "select(0u, 1u, is_nan(x))",
+        IsInf => "select(0u, 1u, is_inf(x))",
+        IsFinite => "select(1u, 0u, is_nan(x) | is_inf(x))",
+        Log2 => "log2_acc(x)",
+        Log10 => "log10_acc(x)",
+        Sinh => "sinh_acc(x)",
+        Cosh => "cosh_acc(x)",
+        Arcsin => "asin_acc(x)",
+        Arccos => "acos_acc(x)",
+        Arctan => "atan_acc(x)",
+        Arcsinh => "asinh_acc(x)",
+        Arccosh => "acosh_acc(x)",
+        Arctanh => "atanh_acc(x)",
+        Erfinv => "erfinv_acc(x)",
         LogicalNot | Cast => "x",
     }
 }

@@ -62,6 +62,12 @@ impl NdArray {
         ops::clip(self, lo, hi, opts)
     }
 
+    /// `nanToNum(this, opts?)`.
+    #[wasm_bindgen(js_name = "nanToNum")]
+    pub fn nan_to_num(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::nan_to_num(self, opts)
+    }
+
     /// `astype(this, dtype, opts?)`.
     pub fn astype(&self, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
         ops::astype(self, dtype, opts)

@@ -17,4 +17,4 @@ pub use shape::{
     SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
     stack, transpose,
 };
-pub use unary::{astype, unary};
+pub use unary::{astype, nan_to_num, unary};

@@ -41,3 +41,36 @@ fn node(op: UnaryOp, x: &Array, dtype: DType, stream: impl Into<Stream>) -> Arra
         stream,
     )
 }
+
+/// MLX's `nan_to_num`: NaN becomes `nan`, +inf `posinf` and -inf `neginf` (MLX's defaults: 0
+/// and the largest finite float32 of each sign). Integer and bool arrays come back as they
+/// are. Built from `isnan`, `isinf` and `where`, which fusion makes one kernel.
+pub fn nan_to_num(
+    x: &Array,
+    nan: f32,
+    posinf: Option<f32>,
+    neginf: Option<f32>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    if x.dtype() != DType::Float32 {
+        return Ok(astype(x, x.dtype(), stream));
+    }
+    let scalar = |v: f32| Array::from_f32(&[v], &[]);
+    let (posinf, neginf) = (posinf.unwrap_or(f32::MAX), neginf.unwrap_or(-f32::MAX));
+    let positive = crate::ops::binary(
+        crate::graph::primitive::BinaryOp::Greater,
+        x,
+        &scalar(0.0)?,
+        stream,
+    )?;
+    let infinity = crate::ops::where_(&positive, &scalar(posinf)?, &scalar(neginf)?, stream)?;
+    let finite_or_nan =
+        crate::ops::where_(&unary(UnaryOp::IsInf, x, stream)?, &infinity, x, stream)?;
+    crate::ops::where_(
+        &unary(UnaryOp::IsNan, x, stream)?,
+        &scalar(nan)?,
+        &finite_or_nan,
+        stream,
+    )
+}

@@ -282,6 +282,27 @@ def erf64(x):
     return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x
 
 
+def erfinv64(x):
+    """erfinv in float64: Newton's method on math.erf from a bisection start (exact to ~1e-15)."""
+    def one(v):
+        if math.isnan(v) or abs(v) > 1:
+            return math.nan
+        if abs(v) == 1:
+            return math.copysign(math.inf, v)
+        lo, hi = -6.0, 6.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        y = (lo + hi) / 2
+        for _ in range(3):
+            d = 2 / math.sqrt(math.pi) * math.exp(-y * y)
+            if d == 0:
+                break
+            y -= (math.erf(y) - v) / d
+        return y
+    return np.vectorize(one, otypes=[np.float64])(x) if x.size else x
+
+
 def sign_ref(x):
     # MLX: x > 0 ? 1 : (x < 0 ? -1 : 0), so sign(nan) == 0 and sign(-0) == 0 (positive zero)
     return np.where(x > 0, 1.0, np.where(x < 0, -1.0, 0.0))
@@ -307,7 +328,22 @@ FLOAT_UNARY = {
     "gelu": (nn.gelu, lambda x: x * (1.0 + erf64(x / math.sqrt(2.0))) / 2.0, TRANS),
     "erf": (mx.erf, erf64, TRANS),
     "reciprocal": (mx.reciprocal, lambda x: 1.0 / x, EXACT),
+    "log2": (mx.log2, np.log2, TRANS),
+    "log10": (mx.log10, np.log10, TRANS),
+    "sinh": (mx.sinh, np.sinh, TRANS),
+    "cosh": (mx.cosh, np.cosh, TRANS),
+    "arcsin": (mx.arcsin, np.arcsin, TRANS),
+    "arccos": (mx.arccos, np.arccos, TRANS),
+    "arctan": (mx.arctan, np.arctan, TRANS),
+    "arcsinh": (mx.arcsinh, np.arcsinh, TRANS),
+    "arccosh": (mx.arccosh, np.arccosh, TRANS),
+    "arctanh": (mx.arctanh, np.arctanh, TRANS),
+    "erfinv": (mx.erfinv, erfinv64, TRANS),
 }
+
+# float class tests: name -> (mlx fn, numpy fn); every dtype in, bool out, exact
+FLOAT_TESTS = {"isnan": (mx.isnan, np.isnan), "isinf": (mx.isinf, np.isinf),
+               "isfinite": (mx.isfinite, np.isfinite)}
 
 # ops that keep the integer dtype: name -> (mlx fn, float ref, int ref(int64 -> python ints), tol,
 #                                           bool ref or None if MLX rejects bool)
@@ -355,10 +391,25 @@ EXTRA_EDGE = {
     "abs": ("zeros_nan", [0.0, -0.0, NAN, -INF, -1e-45, -3.4e38]),
     "neg": ("zeros_nan", [0.0, -0.0, NAN, INF, 1e-45, 3.4e38]),
     "square": ("overflow", [1.8446743e19, 1.9e19, -1.9e19, 1e-23, -1e-23, 3.0]),
+    "log2": ("powers", [1.0, 2.0, 8.0, 0.125, 1024.0, 1e-45, 3.4e38, 0.9999999, 1.0000001, 3.0]),
+    "log10": ("powers", [1.0, 10.0, 1000.0, 0.001, 1e-45, 3.4e38, 0.9999999, 1.0000001]),
+    "sinh": ("small_and_large", [1e-7, -1e-7, 1e-3, 0.5, 8.9, 9.1, 20.0, 88.0, 89.0, 89.4, 89.5, -89.4]),
+    "cosh": ("small_and_large", [1e-7, -1e-3, 0.5, 8.9, 9.1, 20.0, 88.0, 89.0, 89.4, -89.4, 89.5]),
+    "arcsin": ("domain", [1.0, -1.0, 0.5, 0.50000006, 0.49999997, 0.9999999, -0.9999999, 1.0000001,
+                          -1.5, 1e-30, 1e-7]),
+    "arccos": ("domain", [1.0, -1.0, 0.5, 0.50000006, 0.49999997, 0.9999999, -0.9999999, 1.0000001,
+                          -1.5, 1e-30, -0.50000006]),
+    "arctan": ("reductions", [0.41421354, 0.41421357, 2.4142134, 2.4142137, 1.0, -1.0, 1e7, 1e30]),
+    "arcsinh": ("small_and_large", [1e-7, 5.9604645e-8, -1e-3, 0.5, 4095.0, 4097.0, 1e10, -1e30]),
+    "arccosh": ("domain", [1.0, 1.0000001, 1.5, 2.0, 4095.0, 4097.0, 1e10, 0.9999999, -1.0]),
+    "arctanh": ("domain", [1.0, -1.0, 0.9999999, -0.9999999, 0.5, 0.50000006, 1e-7, 1.0000001]),
+    "erfinv": ("tails", [1.0, -1.0, 0.9999999, -0.9999999, 0.999, 0.9966, 0.9967, 0.5, 1e-7, 1.0000001]),
 }
 
 # random-input domain per float op (lo, hi) for uniform inputs, or None for normal
-DOMAIN = {"sqrt": (0.01, 10.0), "rsqrt": (0.01, 10.0), "log": (0.01, 10.0), "log1p": (-0.9, 10.0),
+DOMAIN = {"log2": (0.01, 10.0), "log10": (0.01, 10.0), "arcsin": (-0.99, 0.99),
+          "arccos": (-0.99, 0.99), "arctanh": (-0.99, 0.99), "erfinv": (-0.99, 0.99),
+          "arccosh": (1.0, 10.0), "sqrt": (0.01, 10.0), "rsqrt": (0.01, 10.0), "log": (0.01, 10.0), "log1p": (-0.9, 10.0),
           "tan": (-1.4, 1.4), "exp": (-10.0, 10.0), "expm1": (-10.0, 10.0),
           "reciprocal": (0.1, 5.0)}
 
@@ -454,6 +505,18 @@ def unary_cases():
         if bool_ref is not None:
             add_case(f"{snake}_bool", op, [bools([True, False, True])], {}, mfn, bool_ref, tol)
 
+    for op, (mfn, npfn) in FLOAT_TESTS.items():
+        seed += 10
+
+        def ref(x, npfn=npfn):
+            return npfn(as_f64(x))
+        add_case(f"{op}_edge_float32", op, [f32(EDGE)], {}, mfn, ref, EXACT)
+        add_case(f"{op}_rank3_float32", op, [randn(seed, (2, 3, 2))], {}, mfn, ref, EXACT)
+        add_case(f"{op}_empty_float32", op, [np.zeros((0, 2), np.float32)], {}, mfn, ref, EXACT)
+        add_case(f"{op}_int32", op, [i32([0, -1, 2147483647, -2147483648])], {}, mfn, ref, EXACT)
+        add_case(f"{op}_uint32", op, [u32([0, 4294967295])], {}, mfn, ref, EXACT)
+        add_case(f"{op}_bool", op, [bools([True, False])], {}, mfn, ref, EXACT)
+
     # exp near overflow: MLX CPU deviates, golden from the float64 reference (see docstring)
     add_case("exp_near_overflow_float32", "exp", [f32([88.0, 88.3, 88.5, 88.7, 88.72, 88.73, 89.0])],
              {}, mx.exp, lambda x: to_f32(np.exp(as_f64(x))), TRANS)
@@ -497,6 +560,34 @@ def divide_ref(a, b):
     return to_f32(as_f64(a) / as_f64(b))
 
 
+def float_ref(fn):
+    """Reference of an op that computes in float32 whatever its operands."""
+    return lambda a, b: to_f32(fn(as_f64(a), as_f64(b)))
+
+
+def division_ref(opname):
+    """floorDivide and remainder following MLX: floats take the float32 quotient rounded down
+    (floorDivide) or the exact fmod moved to the divisor's sign (remainder); integers divide
+    exactly, rounding down. Cases never divide an integer by zero (undefined in MLX)."""
+
+    def ref(a, b):
+        dt = promote(dtype_name(a), dtype_name(b))
+        if dt == F32:
+            x, y = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+            if opname == "floorDivide":
+                with np.errstate(all="ignore"):
+                    return np.floor(x / y).astype(np.float32)
+            r = np.fmod(x.astype(np.float64), y.astype(np.float64))
+            r = np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
+            return to_f32(r)
+        x, y = np.broadcast_arrays(as_i64(a).astype(object), as_i64(b).astype(object))
+        r = x // y if opname == "floorDivide" else x % y
+        if dt == BOOL:
+            return (r != 0).astype(np.bool_)
+        return wrap(r, dt)
+    return ref
+
+
 def compare_ref(opname):
     fn = {"equal": np.equal, "notEqual": np.not_equal, "less": np.less,
           "lessEqual": np.less_equal, "greater": np.greater, "greaterEqual": np.greater_equal}[opname]
@@ -530,11 +621,15 @@ BINARY = {
     "greaterEqual": (mx.greater_equal, compare_ref("greaterEqual"), EXACT),
     "logicalAnd": (mx.logical_and, logical_ref("logicalAnd"), EXACT),
     "logicalOr": (mx.logical_or, logical_ref("logicalOr"), EXACT),
+    "logaddexp": (mx.logaddexp, float_ref(np.logaddexp), TRANS),
+    "arctan2": (mx.arctan2, float_ref(np.arctan2), TRANS),
+    "floorDivide": (mx.floor_divide, division_ref("floorDivide"), EXACT),
+    "remainder": (mx.remainder, division_ref("remainder"), EXACT),
 }
 
 SNAKE = {"notEqual": "not_equal", "lessEqual": "less_equal", "greaterEqual": "greater_equal",
          "logicalAnd": "logical_and", "logicalOr": "logical_or", "expandDims": "expand_dims",
-         "broadcastTo": "broadcast_to", "logicalNot": "logical_not"}
+         "broadcastTo": "broadcast_to", "logicalNot": "logical_not", "floorDivide": "floor_divide"}
 
 
 def binary_cases():
@@ -570,15 +665,22 @@ def binary_cases():
             if op in ("equal", "notEqual", "lessEqual", "greaterEqual"):
                 ib[0, :2] = ia[0, :2]  # some ties
                 ub[0, :2] = ua[0, :2]
+        ba, bb = bools([True, True, False, False]), bools([True, False, True, False])
+        ubool = bools([True, False])
+        if op in ("floorDivide", "remainder"):
+            # integer division by zero is undefined in MLX (and MIN // -1 traps): none here
+            ia = i32([7, -7, 7, -7, 0, 5, -2147483648, 2147483647, -1, 6])
+            ib = i32([2, 2, -2, -2, 3, 7, 3, -5, 2147483647, -3])
+            ua, ub = u32([7, 0, 5, 4294967295, 1]), u32([2, 3, 7, 10, 4294967295])
+            bb, ubool = bools([True, True, True, True]), bools([True, True])
         add_case(f"{s}_int32", op, [ia, ib], {}, mfn, ref, tol)
         add_case(f"{s}_uint32", op, [ua, ub], {}, mfn, ref, tol)
-        ba, bb = bools([True, True, False, False]), bools([True, False, True, False])
         add_case(f"{s}_bool", op, [ba, bb], {}, mfn, ref, tol)
         add_case(f"{s}_int32_float32", op, [randi(seed + 17, (2, 3), -5, 6),
                                             (randu(seed + 18, (3,), 0.5, 2.0) if is_pow else randn(seed + 18, (3,)))],
                  {}, mfn, ref, tol)
         add_case(f"{s}_bool_int32", op, [bools([True, False, True]), i32([-5, 6, 2])], {}, mfn, ref, tol)
-        add_case(f"{s}_uint32_bool", op, [u32([3, 0, 7, 4294967295], (2, 2)), bools([True, False])], {}, mfn, ref, tol)
+        add_case(f"{s}_uint32_bool", op, [u32([3, 0, 7, 4294967295], (2, 2)), ubool], {}, mfn, ref, tol)
         add_case(f"{s}_uint32_float32", op, [u32([0, 3, 7, 4000000000]), f32([1.5, 2.0, 0.5, 1.0])], {}, mfn, ref, tol)
         # int32 with uint32 promotes to int64 in MLX: only ops whose result is bool/float32
         if op in ("divide", "equal", "notEqual", "less", "lessEqual", "greater", "greaterEqual",
@@ -591,14 +693,16 @@ def binary_cases():
     nanv = f32([NAN, 1.0, NAN, -INF, INF, 2.0, NAN, -1.0])
     nanw = f32([1.0, NAN, NAN, 3.0, -INF, INF, INF, -2.0])
     for op in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "notEqual",
-               "less", "lessEqual", "greater", "greaterEqual", "logicalAnd", "logicalOr"):
+               "less", "lessEqual", "greater", "greaterEqual", "logicalAnd", "logicalOr",
+               "logaddexp", "arctan2", "floorDivide", "remainder"):
         mfn, ref, tol = BINARY[op]
         add_case(f"{SNAKE.get(op, op)}_nan_inf_float32", op, [nanv, nanw], {}, mfn, ref, tol)
 
     # signed zeros and infinities
     za = f32([0.0, -0.0, 0.0, -0.0, INF, -INF, INF, 1e38, -1e38, 1e-45])
     zb = f32([0.0, 0.0, -0.0, -0.0, INF, INF, -INF, 1e38, 1e38, 0.5])
-    for op in ("add", "subtract", "multiply", "equal", "less", "lessEqual"):
+    for op in ("add", "subtract", "multiply", "equal", "less", "lessEqual", "logaddexp", "arctan2",
+               "floorDivide", "remainder"):
         mfn, ref, tol = BINARY[op]
         add_case(f"{SNAKE.get(op, op)}_zeros_inf_float32", op, [za, zb], {}, mfn, ref, tol)
     add_case("divide_by_zero_float32", "divide", [f32([1.0, -1.0, 0.0, -0.0, INF, 1.0, -1.0, NAN]),
@@ -1201,6 +1305,9 @@ def main():
     matmul_cases()
     shape_cases()
     creation_cases()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import model_ops
+    model_ops.cases(sys.modules[__name__])
 
     out = {
         "generator": "tests/golden/make_golden.py",

@@ -361,6 +361,16 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             device,
         )),
         "matmul" => one(ops::matmul(&x[0], &x[1], device)),
+        "nanToNum" => {
+            let value = |k: &str| params[k].as_f64().map(|v| v as f32);
+            one(ops::nan_to_num(
+                &x[0],
+                value("nan").unwrap_or(0.0),
+                value("posinf"),
+                value("neginf"),
+                device,
+            ))
+        }
         "reshape" => one(ops::reshape(&x[0], &integers(&params["shape"]), device)),
         "transpose" => one(ops::transpose(
             &x[0],

@@ -28,6 +28,7 @@ mod kernels;
 mod math;
 mod memory;
 mod memory_api_map;
+mod model_ops;
 mod soak;
 mod startup;
 mod streams;

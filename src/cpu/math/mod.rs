@@ -25,10 +25,12 @@
 
 pub mod accuracy;
 mod erf;
+mod erfinv;
 mod exp;
 mod log;
 
 pub use erf::{Erf, Gelu};
+pub use erfinv::erfinv;
 pub use exp::{Exp, ExpNonPositive, Expm1, Sigmoid, Tanh};
 pub use log::{Log, Log1p};
 

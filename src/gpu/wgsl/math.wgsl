@@ -106,10 +106,17 @@ fn expm1_acc(x: f32) -> f32 {
     return exp_acc(x) - 1.0;
 }
 
-fn log_acc(x: f32) -> f32 {
-    if (is_nan(x) | (x < 0.0)) { return nan_f32(); }
-    if (x == 0.0) { return -inf_f32(); }
-    if (is_inf(x)) { return x; }
+// log at the edges of its domain (NaN, negatives, zero, infinity), shared by log, log2 and
+// log10; `log_edge(x).y` is 1 when x is one of them and `.x` is the answer.
+fn log_edge(x: f32) -> vec2<f32> {
+    if (is_nan(x) | (x < 0.0)) { return vec2<f32>(nan_f32(), 1.0); }
+    if (x == 0.0) { return vec2<f32>(-inf_f32(), 1.0); }
+    if (is_inf(x)) { return vec2<f32>(x, 1.0); }
+    return vec2<f32>(0.0, 0.0);
+}
+
+// x = 2^e m with m in [sqrt(1/2), sqrt(2)), for finite x > 0: returns (e, log m).
+fn log_reduced(x: f32) -> vec2<f32> {
     // frexp mishandles subnormals on some adapters: scale them into the normal range first.
     let subnormal = x < 1.17549435e-38;
     let parts = frexp(select(x, x * 16777216.0, subnormal));
@@ -119,23 +126,36 @@ fn log_acc(x: f32) -> f32 {
         m = m * 2.0;
         e = e - 1;
     }
-    // log m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172.
-    let f = m - 1.0;
+    return vec2<f32>(f32(e), log1p_series(m - 1.0));
+}
+
+// log(1 + f) for 1 + f in [sqrt(1/2), sqrt(2)]: 2 atanh(s) with s = f / (2 + f), |s| < 0.172.
+fn log1p_series(f: f32) -> f32 {
     let s = f / (2.0 + f);
     let s2 = s * s;
     let tail = s2 * (2.0 / 3.0 + s2 * (2.0 / 5.0 + s2 * (2.0 / 7.0 + s2 * (2.0 / 9.0 + s2 * (2.0 / 11.0)))));
-    let ef = f32(e);
-    return ef * LN2_HI + (ef * LN2_LO + (2.0 * s + s * tail));
+    return 2.0 * s + s * tail;
+}
+
+fn log_acc(x: f32) -> f32 {
+    let edge = log_edge(x);
+    if (edge.y != 0.0) { return edge.x; }
+    let p = log_reduced(x);
+    return p.x * LN2_HI + (p.x * LN2_LO + p.y);
 }
 
 fn log1p_acc(x: f32) -> f32 {
     if (is_nan(x) | (x < -1.0)) { return nan_f32(); }
     if (x == -1.0) { return -inf_f32(); }
     if (is_inf(x)) { return x; }
-    let u = 1.0 + x;
-    if (u == 1.0) { return x; }
-    // Corrects the rounding of 1 + x (Goldberg's method).
-    return log_acc(u) * (x / (u - 1.0));
+    // Near 0 the series takes x itself. Goldberg's correction, log(u) x / (u - 1) with
+    // u = 1 + x, is no good on a GPU: Mesa folds (1 + x) - 1 to x, and log1p(6e-8) came out
+    // twice too big. Past these bounds, rounding 1 + x costs under 2e-7 of the result.
+    // Below 2^-24, log1p(x) is x to float32 precision (and the series' x / 2 would be
+    // flushed to zero near the smallest normals).
+    if (abs(x) < 5.9604645e-8) { return x; }
+    if ((x > -0.29289322) & (x < 0.41421356)) { return log1p_series(x); }
+    return log_acc(1.0 + x);
 }
 
 // 32 x 32 -> 64-bit product as (low, high) words.
@@ -288,11 +308,25 @@ fn sigmoid_acc(x: f32) -> f32 {
 }
 
 // erfc for z >= 0 (Numerical Recipes' erfcc): relative error under 1.2e-7 everywhere.
-fn erfc_pos(z: f32) -> f32 {
+// z^2 = c x^2: past z = 2, the square is taken exactly from x, since rounding it (or z)
+// costs up to 8e-6 of e^-z^2 (gelu(-11) was 1e-5 off): x = xh + xl with xh's low 12 bits
+// cleared, so that xh^2 is exact and x^2 - xh^2 = xl (x + xh) is small.
+// Returns scale * erfc(z), the scale applied before the smallest factor so that gelu's tail
+// (where erfc alone is subnormal but x erfc is not) survives adapters that flush subnormals.
+fn erfc_of(z: f32, x: f32, c: f32, scale: f32) -> f32 {
     let t = 1.0 / (1.0 + 0.5 * z);
     let poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
         + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
-    return t * exp_acc(-z * z + poly);
+    if (z < 2.0) { return scale * t * exp_acc(-z * z + poly); }
+    // erfc(10.5) is below the smallest float32 (and x = inf would make xl NaN).
+    if (z > 10.5) { return scale * 0.0; }
+    let xh = bitcast<f32>(bitcast<u32>(x) & 0xfffff000u);
+    let xl = x - xh;
+    return (scale * t * exp_acc(poly - xl * (x + xh) * c)) * exp_acc(-(xh * xh) * c);
+}
+
+fn erfc_pos(z: f32) -> f32 {
+    return erfc_of(z, z, 1.0, 1.0);
 }
 
 fn erf_acc(x: f32) -> f32 {
@@ -312,7 +346,7 @@ fn gelu_acc(x: f32) -> f32 {
     if (is_nan(x)) { return x; }
     let z = x * 0.7071067811865476;
     if (x >= 0.0) { return 0.5 * x * (1.0 + erf_acc(z)); }
-    return 0.5 * x * erfc_pos(-z);
+    return erfc_of(-z, x, 0.5, 0.5 * x);
 }
 
 fn pow_acc(x: f32, y: f32) -> f32 {

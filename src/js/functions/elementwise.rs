@@ -89,3 +89,25 @@ pub fn astype(x: &NdArray, dtype: &str, opts: JsValue) -> JsResult<NdArray> {
         js(DType::parse(dtype).map_err(|e| Error::DType(format!("astype: {}", e.message()))))?;
     Ok(NdArray::new(ops::astype(&x.array()?, dtype, device)))
 }
+
+/// The options of `nanToNum`.
+const NAN_TO_NUM: &[&str] = &["nan", "posinf", "neginf", "stream"];
+
+/// `nanToNum(x, {nan?, posinf?, neginf?, stream?})`, MLX's `nan_to_num`.
+pub fn nan_to_num(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let x = x.array()?;
+    js(nan_to_num_array(&x, &opts)).map(NdArray::new)
+}
+
+fn nan_to_num_array(x: &Array, opts: &JsValue) -> Result<Array> {
+    let parsed = crate::js::options::Options::parse("nanToNum", opts, NAN_TO_NUM)?;
+    let value = |key| parsed.number(key).map(|v| v.map(|v| v as f32));
+    let device = crate::js::stream::stream_in(&parsed)?;
+    ops::nan_to_num(
+        x,
+        value("nan")?.unwrap_or(0.0),
+        value("posinf")?,
+        value("neginf")?,
+        device,
+    )
+}

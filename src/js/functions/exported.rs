@@ -52,6 +52,8 @@ super::with_reductions!(export_reductions);
 export! {
     "`clip(x, lo, hi, {stream?})`: each bound an NDArray (broadcast), a number or null.",
         "clip" clip(x; lo: JsValue, hi: JsValue, opts: JsValue) -> NdArray;
+    "`nanToNum(x, {nan?, posinf?, neginf?, stream?})`.",
+        "nanToNum" nan_to_num(x; opts: JsValue) -> NdArray;
     "`astype(x, dtype, {stream?})`.", "astype" astype(x; dtype: &str, opts: JsValue) -> NdArray;
     "`reshape(x, shape, {stream?})`; one size may be -1.",
         "reshape" reshape(x; shape: JsValue, opts: JsValue) -> NdArray;

@@ -118,14 +118,21 @@ macro_rules! with_elementwise_ops {
                 log "log" Log, log1p "log1p" Log1p, sin "sin" Sin, cos "cos" Cos, tan "tan" Tan,
                 tanh "tanh" Tanh, sigmoid "sigmoid" Sigmoid, relu "relu" Relu, gelu "gelu" Gelu,
                 erf "erf" Erf, floor "floor" Floor, ceil "ceil" Ceil, round "round" Round,
-                reciprocal "reciprocal" Reciprocal, logical_not "logicalNot" LogicalNot;
+                reciprocal "reciprocal" Reciprocal, logical_not "logicalNot" LogicalNot,
+                isnan "isnan" IsNan, isinf "isinf" IsInf, isfinite "isfinite" IsFinite,
+                log2 "log2" Log2, log10 "log10" Log10, sinh "sinh" Sinh, cosh "cosh" Cosh,
+                arcsin "arcsin" Arcsin, arccos "arccos" Arccos, arctan "arctan" Arctan,
+                arcsinh "arcsinh" Arcsinh, arccosh "arccosh" Arccosh, arctanh "arctanh" Arctanh,
+                erfinv "erfinv" Erfinv;
             binary:
                 add "add" Add, subtract "subtract" Subtract, multiply "multiply" Multiply,
                 divide "divide" Divide, power "power" Power, maximum "maximum" Maximum,
                 minimum "minimum" Minimum, equal "equal" Equal, not_equal "notEqual" NotEqual,
                 less "less" Less, less_equal "lessEqual" LessEqual, greater "greater" Greater,
                 greater_equal "greaterEqual" GreaterEqual, logical_and "logicalAnd" LogicalAnd,
-                logical_or "logicalOr" LogicalOr
+                logical_or "logicalOr" LogicalOr, logaddexp "logaddexp" LogAddExp,
+                floor_divide "floorDivide" FloorDivide, remainder "remainder" Remainder,
+                arctan2 "arctan2" Arctan2
         }
     };
 }

@@ -3,7 +3,7 @@
 //! valid: the reference run drops any call the API refuses, so odd arguments (an axis out of
 //! range, a reduction MLX rejects on an empty axis) are tried too.
 
-use super::page::{BINARY, UNARY};
+use super::page::{BINARY, ELEMENTWISE, UNARY};
 use super::{Arg, Call, Rng, STREAMS, Step};
 
 /// A live array as the generator knows it.
@@ -292,7 +292,7 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut opts = stream(rng);
     let (op, args): (&'static str, Vec<Arg>) = match rng.below(16) {
-        0..=2 => (UNARY[rng.below(23)].0, vec![Arg::Array(x.index)]),
+        0..=2 => (UNARY[rng.below(ELEMENTWISE)].0, vec![Arg::Array(x.index)]),
         3..=5 => {
             let name = BINARY[rng.below(BINARY.len())].0;
             let y = operand(rng, state, &x, &mut steps);
@@ -323,7 +323,7 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
             vec![Arg::Array(x.index), Arg::Str(rng.pick(&DTYPES))],
         ),
         9 => {
-            let name = UNARY[23 + rng.below(9)].0;
+            let name = UNARY[ELEMENTWISE + rng.below(UNARY.len() - ELEMENTWISE)].0;
             if let Some(a) = axes(rng, rank) {
                 opts.push(("axis", a));
             }

@@ -15,8 +15,11 @@ type Made = Result<Vec<JsValue>, JsValue>;
 type Unary = fn(JsValue, JsValue) -> Result<NdArray, JsValue>;
 type Binary = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
 
+/// How many of [`UNARY`]'s first entries are elementwise; the reductions follow.
+pub const ELEMENTWISE: usize = 38;
+
 /// The unary ops, and the reductions that take only `x` and options, by JS name.
-pub const UNARY: [(&str, Unary); 32] = [
+pub const UNARY: [(&str, Unary); 47] = [
     ("abs", ex::abs),
     ("neg", ex::neg),
     ("sign", ex::sign),
@@ -40,6 +43,21 @@ pub const UNARY: [(&str, Unary); 32] = [
     ("round", ex::round),
     ("reciprocal", ex::reciprocal),
     ("logicalNot", ex::logical_not),
+    ("isnan", ex::isnan),
+    ("isinf", ex::isinf),
+    ("isfinite", ex::isfinite),
+    ("log2", ex::log2),
+    ("log10", ex::log10),
+    ("sinh", ex::sinh),
+    ("cosh", ex::cosh),
+    ("arcsin", ex::arcsin),
+    ("arccos", ex::arccos),
+    ("arctan", ex::arctan),
+    ("arcsinh", ex::arcsinh),
+    ("arccosh", ex::arccosh),
+    ("arctanh", ex::arctanh),
+    ("erfinv", ex::erfinv),
+    ("nanToNum", ex::nan_to_num),
     ("sum", ex::sum),
     ("prod", ex::prod),
     ("max", ex::max),
@@ -52,7 +70,7 @@ pub const UNARY: [(&str, Unary); 32] = [
 ];
 
 /// The binary ops, by JS name; either operand may be a number or a boolean.
-pub const BINARY: [(&str, Binary); 15] = [
+pub const BINARY: [(&str, Binary); 19] = [
     ("add", ops::add),
     ("subtract", ops::subtract),
     ("multiply", ops::multiply),
@@ -68,6 +86,10 @@ pub const BINARY: [(&str, Binary); 15] = [
     ("greaterEqual", ops::greater_equal),
     ("logicalAnd", ops::logical_and),
     ("logicalOr", ops::logical_or),
+    ("logaddexp", ops::logaddexp),
+    ("floorDivide", ops::floor_divide),
+    ("remainder", ops::remainder),
+    ("arctan2", ops::arctan2),
 ];
 
 /// A program's streams and arrays as a page holds them: each array is the JS `NDArray`

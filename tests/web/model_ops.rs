@@ -1,0 +1,132 @@
+//! The ops a model needs, through the JS API as a page calls them: function and method forms,
+//! numbers in place of arrays, options in each position, typos, integers near 2^31, and both
+//! streams giving the same values.
+
+use js_sys::{Int32Array, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+use tandem::js::functions::{self as tn, exported as ex};
+use tandem::js::ndarray::NdArray;
+
+use crate::common::*;
+
+fn message(result: Result<NdArray, JsValue>) -> (String, String) {
+    let err: js_sys::Error = result.err().expect("an error").dyn_into().unwrap();
+    (String::from(err.name()), String::from(err.message()))
+}
+
+async fn ints(a: &NdArray) -> Vec<i32> {
+    let typed = JsFuture::from(a.to_array()).await.unwrap();
+    typed.dyn_into::<Int32Array>().unwrap().to_vec()
+}
+
+async fn bools(a: &NdArray) -> Vec<u8> {
+    let typed = JsFuture::from(a.to_array()).await.unwrap();
+    typed.dyn_into::<Uint8Array>().unwrap().to_vec()
+}
+
+fn int_array(values: &[i32]) -> NdArray {
+    tn::array(Int32Array::from(values).into(), JsValue::UNDEFINED).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn nan_to_num_takes_its_options_and_rejects_typos() {
+    runtime_info().await;
+    let x = float_array(&[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 2.0]);
+    for stream in ["cpu", "gpu"] {
+        let plain = ex::nan_to_num(js_value(&x), on(stream)).unwrap();
+        assert_eq!(to_vec(&plain).await, vec![0.0, f32::MAX, -f32::MAX, 2.0]);
+        let opts = options(&[
+            ("nan", (-1).into()),
+            ("posinf", 9.into()),
+            ("neginf", (-9).into()),
+            ("stream", stream.into()),
+        ]);
+        let method = x.nan_to_num(opts).unwrap();
+        assert_eq!(to_vec(&method).await, vec![-1.0, 9.0, -9.0, 2.0]);
+    }
+    let (name, text) = message(ex::nan_to_num(
+        js_value(&x),
+        options(&[("posInf", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("\"posInf\"") && text.contains("nan, posinf, neginf, stream"),
+        "{text}"
+    );
+    let (name, text) = message(ex::nan_to_num(
+        js_value(&x),
+        options(&[("nan", "zero".into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("opts.nan must be a number"), "{text}");
+    let (name, text) = message(ex::nan_to_num(3.into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("nanToNum") && text.contains("the number 3"), "{text}");
+    // Integer arrays come back unchanged.
+    let i = int_array(&[i32::MAX, -1]);
+    assert_eq!(
+        ints(&i.nan_to_num(JsValue::UNDEFINED).unwrap()).await,
+        vec![i32::MAX, -1]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn integer_division_rounds_down_near_the_ends_of_int32() {
+    runtime_info().await;
+    let a = int_array(&[i32::MIN, i32::MAX, -7, 7, 5]);
+    let b = int_array(&[3, -5, 2, -2, 0]);
+    for stream in ["cpu", "gpu"] {
+        let q = tn::floor_divide(js_value(&a), js_value(&b), on(stream)).unwrap();
+        assert_eq!(
+            ints(&q).await,
+            vec![-715827883, -429496730, -4, -4, 0],
+            "{stream}"
+        );
+        let r = a.remainder(js_value(&b), on(stream)).unwrap();
+        assert_eq!(ints(&r).await, vec![1, -3, 1, -1, 5], "{stream}");
+        // A number stands in for either operand, typed weakly as MLX types Python scalars.
+        let by_three = tn::remainder(js_value(&a), 3.into(), on(stream)).unwrap();
+        assert_eq!(ints(&by_three).await, vec![1, 1, 2, 1, 2], "{stream}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn class_tests_and_two_argument_functions_agree_on_both_streams() {
+    runtime_info().await;
+    let x = float_array(&[f32::NAN, f32::INFINITY, -0.0, 1e-30, -3.5]);
+    let y = float_array(&[1.0, -2.0, -0.0, -1.0, 0.0]);
+    for stream in ["cpu", "gpu"] {
+        assert_eq!(
+            bools(&ex::isnan(js_value(&x), on(stream)).unwrap()).await,
+            vec![1, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            bools(&x.isinf(on(stream)).unwrap()).await,
+            vec![0, 1, 0, 0, 0]
+        );
+        assert_eq!(
+            bools(&x.isfinite(on(stream)).unwrap()).await,
+            vec![0, 0, 1, 1, 1]
+        );
+        let angle = tn::arctan2(js_value(&x), js_value(&y), on(stream)).unwrap();
+        let got = to_vec(&angle).await;
+        let want = [
+            f32::NAN,
+            std::f32::consts::FRAC_PI_2,
+            -std::f32::consts::PI,
+            std::f32::consts::PI,
+            -std::f32::consts::FRAC_PI_2,
+        ];
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-6 * w.abs(),
+                "{got:?} on {stream}"
+            );
+        }
+        let sum = tn::logaddexp(js_value(&y), 1000.into(), on(stream)).unwrap();
+        assert_eq!(to_vec(&sum).await, vec![1000.0; 5], "{stream}");
+    }
+}
