@@ -429,6 +429,14 @@ export class NDArray<D extends DType = DType> {
   argmax(opts?: ArgReduceOptions): NDArray<"uint32">;
   argmin(opts?: ArgReduceOptions): NDArray<"uint32">;
   softmax(opts?: SoftmaxOptions): NDArray<"float32">;
+  var(opts?: VarOptions): NDArray<"float32">;
+  std(opts?: VarOptions): NDArray<"float32">;
+  any(opts?: ReduceOptions): NDArray<"bool">;
+  all(opts?: ReduceOptions): NDArray<"bool">;
+  tril(k?: number, opts?: StreamOptions): NDArray<D>;
+  tril(opts: StreamOptions): NDArray<D>;
+  triu(k?: number, opts?: StreamOptions): NDArray<D>;
+  triu(opts: StreamOptions): NDArray<D>;
 
   matmul(other: NDArray, opts?: StreamOptions): NDArray<"float32">;
 
@@ -684,8 +692,43 @@ export function argmin(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
 /** `exp(x) / sum(exp(x))` over `opts.axis` (every axis without one), computed stably. */
 export function softmax(x: NDArray, opts?: SoftmaxOptions): NDArray<"float32">;
 
+/** The options of `var` and `std`. */
+export interface VarOptions extends ReduceOptions {
+  /** Divide by `N - ddof` (0 when absent, as in MLX); `ddof >= N` divides by 0. */
+  ddof?: number;
+}
+/**
+ * The variance over `opts.axis` (every axis without one), `float32`. Exported as `var`, a
+ * reserved word: call it `tn.var(x)`, or import it renamed (`import { var as variance }`).
+ */
+declare function variance(x: NDArray, opts?: VarOptions): NDArray<"float32">;
+export { variance as var };
+/** The standard deviation, `sqrt(var(x, opts))`. */
+export function std(x: NDArray, opts?: VarOptions): NDArray<"float32">;
+/** Whether any element over `opts.axis` is non-zero (`bool`); false over nothing. */
+export function any(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
+/** Whether every element over `opts.axis` is non-zero (`bool`); true over nothing. */
+export function all(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
+
 /** The matrix product, batched, with NumPy's broadcasting of batch axes (`float32`). */
 export function matmul(a: NDArray, b: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** The outer product of `a` and `b` flattened: shape `[a.size, b.size]`, promoted dtype. */
+export function outer<A extends NDArray, B extends NDArray>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The options of `addmm`. */
+export interface AddmmOptions extends StreamOptions {
+  /** The product's factor; 1 when absent. */
+  alpha?: number;
+  /** `c`'s factor; 1 when absent. */
+  beta?: number;
+}
+/** `alpha * (a @ b) + beta * c` (MLX's `addmm`), `c` broadcast to the product's shape; `float32`. */
+export function addmm(c: NDArray, a: NDArray, b: NDArray, opts?: AddmmOptions): NDArray<"float32">;
+/** The elements on and below the `k`th diagonal of the last two axes (`k > 0` above the main one); the rest 0. */
+export function tril<D extends DType>(x: NDArray<D>, k?: number, opts?: StreamOptions): NDArray<D>;
+export function tril<D extends DType>(x: NDArray<D>, opts: StreamOptions): NDArray<D>;
+/** The elements on and above the `k`th diagonal of the last two axes; the rest 0. */
+export function triu<D extends DType>(x: NDArray<D>, k?: number, opts?: StreamOptions): NDArray<D>;
+export function triu<D extends DType>(x: NDArray<D>, opts: StreamOptions): NDArray<D>;
 
 // ---------------------------------------------------------------------------------------------
 // Shapes

@@ -134,7 +134,21 @@ export let
   squeeze = early("squeeze"), stack = early("stack"), subtract = early("subtract"),
   sum = early("sum"), synchronize = early("synchronize"), tan = early("tan"),
   tanh = early("tanh"), tidy = early("tidy"), transpose = early("transpose"),
-  where = early("where"), zeros = early("zeros");
+  where = early("where"), zeros = early("zeros"),
+  // The model ops.
+  isnan = early("isnan"), isinf = early("isinf"), isfinite = early("isfinite"),
+  log2 = early("log2"), log10 = early("log10"), sinh = early("sinh"), cosh = early("cosh"),
+  arcsin = early("arcsin"), arccos = early("arccos"), arctan = early("arctan"),
+  arcsinh = early("arcsinh"), arccosh = early("arccosh"), arctanh = early("arctanh"),
+  erfinv = early("erfinv"), nanToNum = early("nanToNum"), logaddexp = early("logaddexp"),
+  floorDivide = early("floorDivide"), remainder = early("remainder"), arctan2 = early("arctan2"),
+  std = early("std"), any = early("any"), all = early("all"), tril = early("tril"),
+  triu = early("triu"), outer = early("outer"), addmm = early("addmm");
+
+// `var` is a reserved word: the glue calls it `variance`, and the package exports it as `var`
+// (`import { var as variance } from "tandem"`, or `tn.var`).
+let variance = early("var");
+export { variance as var };
 
 /** Points every export at the glue's function, once the module is loaded. */
 function bind() {
@@ -154,7 +168,9 @@ function bind() {
     setCacheLimit, setDefaultDevice, setDispatchesPerSubmit, setMemoryLimit,
     setPerProcessMemoryFraction, setWiredLimit, sigmoid, sign, sin, slice, smi, softmax, split,
     sqrt, square, squeeze, stack, subtract, sum, synchronize, tan, tanh, tidy, transpose, where,
-    zeros
+    zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
+    arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
+    any, all, tril, triu, outer, addmm
   } = glue);
   compile = compileWith;
 }

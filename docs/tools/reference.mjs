@@ -26,7 +26,7 @@ function signature(node) {
   const start = node.getStart(source, false);
   return text
     .slice(start, node.end)
-    .replace(/^export (declare )?(default )?/, "")
+    .replace(/^(export )?(declare )?(default )?/, "")
     .replace(/\n\s*\*\//g, " */");
 }
 
@@ -39,6 +39,16 @@ function heading(node) {
   return lines[rule + 1].replace(/^\/\/\s*/, "");
 }
 
+// Declarations exported under another name (`export { variance as var }`, for a reserved
+// word): listed under the exported name.
+const renamed = new Map();
+for (const node of source.statements) {
+  if (!ts.isExportDeclaration(node) || !node.exportClause || !ts.isNamedExports(node.exportClause)) continue;
+  for (const element of node.exportClause.elements) {
+    if (element.propertyName) renamed.set(element.propertyName.text, element.name.text);
+  }
+}
+
 const sections = [];
 let current = null;
 const seen = new Map();
@@ -49,14 +59,16 @@ for (const node of source.statements) {
     sections.push(current);
   }
   if (!current || !node.name) continue;
-  const name = node.name.text;
+  const own = node.name.text;
+  const name = renamed.get(own) ?? own;
   const kind = ts.isFunctionDeclaration(node) ? "function" : ts.isClassDeclaration(node) ? "class" : "type";
   const key = `${kind} ${name}`;
   if (seen.has(key)) {
     seen.get(key).signatures.push(signature(node));
     continue;
   }
-  const entry = { name, kind, doc: doc(node), signatures: [signature(node)] };
+  const shown = own === name ? signature(node) : signature(node).replace(`function ${own}(`, `function ${name}(`);
+  const entry = { name, kind, doc: doc(node), signatures: [shown] };
   seen.set(key, entry);
   current.entries.push(entry);
 }

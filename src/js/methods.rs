@@ -62,6 +62,37 @@ impl NdArray {
         ops::clip(self, lo, hi, opts)
     }
 
+    /// `var(this, opts?)`.
+    #[wasm_bindgen(js_name = "var")]
+    pub fn var(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::variance(self, opts)
+    }
+
+    /// `std(this, opts?)`.
+    pub fn std(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::std(self, opts)
+    }
+
+    /// `any(this, opts?)`.
+    pub fn any(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::any(self, opts)
+    }
+
+    /// `all(this, opts?)`.
+    pub fn all(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::all(self, opts)
+    }
+
+    /// `tril(this, k?, opts?)`.
+    pub fn tril(&self, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::tril(self, k, opts)
+    }
+
+    /// `triu(this, k?, opts?)`.
+    pub fn triu(&self, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::triu(self, k, opts)
+    }
+
     /// `nanToNum(this, opts?)`.
     #[wasm_bindgen(js_name = "nanToNum")]
     pub fn nan_to_num(&self, opts: JsValue) -> JsResult<NdArray> {

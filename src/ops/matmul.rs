@@ -89,3 +89,53 @@ fn cast_and_broadcast(x: &Array, shape: &[usize], stream: impl Into<Stream>) -> 
         broadcast_to(&x, shape, stream)
     }
 }
+
+/// The outer product of `a` and `b` flattened: `[a.size, b.size]`, in their promoted dtype.
+pub fn outer(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> {
+    let stream: Stream = stream.into();
+    let column = reshape(a, &[-1, 1], stream)?;
+    let row = reshape(b, &[1, -1], stream)?;
+    crate::ops::binary(
+        crate::graph::primitive::BinaryOp::Multiply,
+        &column,
+        &row,
+        stream,
+    )
+}
+
+/// MLX's `addmm`: `alpha * (a @ b) + beta * c`, `c` broadcast to the product's shape; float32.
+pub fn addmm(
+    c: &Array,
+    a: &Array,
+    b: &Array,
+    alpha: f32,
+    beta: f32,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    use crate::graph::primitive::BinaryOp::{Add, Multiply};
+    let stream: Stream = stream.into();
+    if promote(promote(a.dtype(), b.dtype()), c.dtype()) != DType::Float32 {
+        return Err(Error::DType(format!(
+            "addmm: only float32 is supported, got {}, {} and {}",
+            c.dtype().name(),
+            a.dtype().name(),
+            b.dtype().name()
+        )));
+    }
+    let product = matmul(a, b, stream)?;
+    let scale = |x: &Array, by: f32| -> Result<Array> {
+        if by == 1.0 {
+            return Ok(x.clone());
+        }
+        crate::ops::binary(Multiply, x, &Array::from_f32(&[by], &[])?, stream)
+    };
+    let sum = crate::ops::binary(Add, &scale(&product, alpha)?, &scale(c, beta)?, stream)?;
+    if sum.shape() != product.shape() {
+        return Err(Error::Shape(format!(
+            "addmm: c of shape {} does not broadcast to the product's shape {}",
+            fmt_shape(c.shape()),
+            fmt_shape(product.shape())
+        )));
+    }
+    Ok(sum)
+}

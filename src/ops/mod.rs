@@ -7,14 +7,18 @@ pub mod matmul;
 pub mod random;
 pub mod reduce;
 pub mod shape;
+pub mod statistics;
+pub mod triangle;
 pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
-pub use matmul::matmul;
+pub use matmul::{addmm, matmul, outer};
 pub use reduce::{logsumexp, mean, reduce, softmax};
 pub use shape::{
     SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
     stack, transpose,
 };
+pub use statistics::{all, any, std, var};
+pub use triangle::{tril, triu};
 pub use unary::{astype, nan_to_num, unary};

@@ -361,6 +361,41 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             device,
         )),
         "matmul" => one(ops::matmul(&x[0], &x[1], device)),
+        "var" | "std" => {
+            let ddof = params["ddof"].as_u64().unwrap_or(0) as u32;
+            let axis = axes(&params["axis"]);
+            one(if op == "var" {
+                ops::var(&x[0], axis.as_deref(), keepdims, ddof, device)
+            } else {
+                ops::std(&x[0], axis.as_deref(), keepdims, ddof, device)
+            })
+        }
+        "any" => one(ops::any(
+            &x[0],
+            axes(&params["axis"]).as_deref(),
+            keepdims,
+            device,
+        )),
+        "all" => one(ops::all(
+            &x[0],
+            axes(&params["axis"]).as_deref(),
+            keepdims,
+            device,
+        )),
+        "tril" => one(ops::tril(&x[0], params["k"].as_i64().unwrap(), device)),
+        "triu" => one(ops::triu(&x[0], params["k"].as_i64().unwrap(), device)),
+        "outer" => one(ops::outer(&x[0], &x[1], device)),
+        "addmm" => {
+            let factor = |k: &str| params[k].as_f64().unwrap() as f32;
+            one(ops::addmm(
+                &x[0],
+                &x[1],
+                &x[2],
+                factor("alpha"),
+                factor("beta"),
+                device,
+            ))
+        }
         "nanToNum" => {
             let value = |k: &str| params[k].as_f64().map(|v| v as f32);
             one(ops::nan_to_num(

@@ -7,9 +7,11 @@ import { pathToFileURL } from "node:url";
 
 const dir = resolve(process.argv[2] ?? "pkg");
 const types = readFileSync(`${dir}/index.d.ts`, "utf8");
-const declared = new Set(
-  [...types.matchAll(/^export (?:declare )?(?:function|class|const) (\w+)/gm)].map((m) => m[1]),
-);
+const declared = new Set([
+  ...[...types.matchAll(/^export (?:declare )?(?:function|class|const) (\w+)/gm)].map((m) => m[1]),
+  // Renamed exports (`export { variance as var }`, for a reserved word).
+  ...[...types.matchAll(/^export \{ \w+ as (\w+) \};/gm)].map((m) => m[1]),
+]);
 const entry = await import(pathToFileURL(`${dir}/index.js`).href);
 const exported = new Set(Object.keys(entry).filter((name) => name !== "default"));
 const untyped = [...exported].filter((name) => !declared.has(name));

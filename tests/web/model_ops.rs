@@ -64,7 +64,10 @@ async fn nan_to_num_takes_its_options_and_rejects_typos() {
     assert!(text.contains("opts.nan must be a number"), "{text}");
     let (name, text) = message(ex::nan_to_num(3.into(), JsValue::UNDEFINED));
     assert_eq!(name, "ValueError");
-    assert!(text.contains("nanToNum") && text.contains("the number 3"), "{text}");
+    assert!(
+        text.contains("nanToNum") && text.contains("the number 3"),
+        "{text}"
+    );
     // Integer arrays come back unchanged.
     let i = int_array(&[i32::MAX, -1]);
     assert_eq!(
@@ -129,4 +132,85 @@ async fn class_tests_and_two_argument_functions_agree_on_both_streams() {
         let sum = tn::logaddexp(js_value(&y), 1000.into(), on(stream)).unwrap();
         assert_eq!(to_vec(&sum).await, vec![1000.0; 5], "{stream}");
     }
+}
+
+#[wasm_bindgen_test]
+async fn spreads_truths_and_triangles_take_their_options() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[1.0, 2.0, 4.0, 7.0, 0.0, 0.0]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let v = ex::variance(
+            js_value(&x),
+            options(&[
+                ("axis", 1.into()),
+                ("ddof", 1.into()),
+                ("stream", stream.into()),
+            ]),
+        )
+        .unwrap();
+        let got = to_vec(&v).await;
+        assert!(
+            (got[0] - 7.0 / 3.0).abs() < 1e-6 && (got[1] - 49.0 / 3.0).abs() < 1e-5,
+            "{got:?}"
+        );
+        let any = x
+            .any(options(&[("axis", 0.into()), ("stream", stream.into())]))
+            .unwrap();
+        assert_eq!(bools(&any).await, vec![1, 1, 1]);
+        let all = ex::all(js_value(&x), on(stream)).unwrap();
+        assert_eq!(bools(&all).await, vec![0]);
+        // k positionally, or the options in its place.
+        let upper = x.triu(1.into(), on(stream)).unwrap();
+        assert_eq!(to_vec(&upper).await, vec![0.0, 2.0, 4.0, 0.0, 0.0, 0.0]);
+        let lower = ex::tril(js_value(&x), on(stream), JsValue::UNDEFINED).unwrap();
+        assert_eq!(to_vec(&lower).await, vec![1.0, 0.0, 0.0, 7.0, 0.0, 0.0]);
+    }
+    let (name, text) = message(ex::variance(
+        js_value(&x),
+        options(&[("ddof", (-1).into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("var") && text.contains("ddof"), "{text}");
+    let (name, text) = message(ex::std(js_value(&x), options(&[("axes", 0.into())])));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("\"axes\"") && text.contains("axis, keepdims, ddof, stream"),
+        "{text}"
+    );
+    let vector = float_array(&[1.0, 2.0]);
+    let (name, text) = message(vector.tril(JsValue::UNDEFINED, JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("tril") && text.contains("at least 2 axes"),
+        "{text}"
+    );
+    let (name, text) = message(ex::triu(js_value(&x), 1.5.into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("triu"), "{text}");
+    let product = ex::addmm(
+        js_value(&float_array(&[1.0])),
+        js_value(&x),
+        js_value(&tn::ones(floats(&[3.0, 1.0]), JsValue::UNDEFINED).unwrap()),
+        options(&[
+            ("alpha", 2.into()),
+            ("beta", (-1).into()),
+            ("stream", "gpu".into()),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(to_vec(&product).await, vec![13.0, 13.0]);
+    let (name, text) = message(ex::addmm(
+        js_value(&float_array(&[1.0])),
+        js_value(&x),
+        js_value(&x),
+        options(&[("gamma", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("\"gamma\""), "{text}");
+    let outer = ex::outer(js_value(&vector), js_value(&vector), JsValue::UNDEFINED).unwrap();
+    assert_eq!(to_vec(&outer).await, vec![1.0, 2.0, 2.0, 4.0]);
 }

@@ -73,6 +73,16 @@ export! {
         "logsumexp" logsumexp(x; opts: JsValue) -> NdArray;
     "`softmax(x, {axis?, stream?})`, computed stably; all axes when `axis` is absent.",
         "softmax" softmax(x; opts: JsValue) -> NdArray;
+    "`var(x, {axis?, keepdims?, ddof?, stream?})` (the glue's `variance`; `var` is reserved).",
+        "variance" variance(x; opts: JsValue) -> NdArray;
+    "`std(x, {axis?, keepdims?, ddof?, stream?})`.", "std" std(x; opts: JsValue) -> NdArray;
+    "`any(x, {axis?, keepdims?, stream?})`.", "any" any(x; opts: JsValue) -> NdArray;
+    "`all(x, {axis?, keepdims?, stream?})`.", "all" all(x; opts: JsValue) -> NdArray;
+    "`tril(x, k?, {stream?})`.", "tril" tril(x; k: JsValue, opts: JsValue) -> NdArray;
+    "`triu(x, k?, {stream?})`.", "triu" triu(x; k: JsValue, opts: JsValue) -> NdArray;
+    "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;
+    "`addmm(c, a, b, {alpha?, beta?, stream?})`.",
+        "addmm" addmm(c, a, b; opts: JsValue) -> NdArray;
     "`matmul(a, b, {stream?})`: batched, with broadcasting of batch axes; float32.",
         "matmul" matmul(a, b; opts: JsValue) -> NdArray;
 }

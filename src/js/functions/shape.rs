@@ -165,3 +165,34 @@ pub fn split(x: &NdArray, indices_or_sections: JsValue, opts: JsValue) -> JsResu
         .map(|p| JsValue::from(NdArray::new(p)))
         .collect())
 }
+
+/// `tril(x, k?, opts?)`: the lower triangle of the last two axes, from the `k`th diagonal.
+pub fn tril(x: &NdArray, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    triangle("tril", ops::tril, x, &k, &opts)
+}
+
+/// `triu(x, k?, opts?)`: the upper triangle of the last two axes, from the `k`th diagonal.
+pub fn triu(x: &NdArray, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+    triangle("triu", ops::triu, x, &k, &opts)
+}
+
+type Triangle = fn(&Array, i64, Stream) -> Result<Array>;
+
+fn triangle(
+    op: &'static str,
+    build: Triangle,
+    x: &NdArray,
+    k: &JsValue,
+    opts: &JsValue,
+) -> JsResult<NdArray> {
+    let x = x.array()?;
+    js((|| {
+        let ([k], opts) = trailing_options(op, [k], opts)?;
+        let k = match k {
+            None => 0,
+            Some(k) => integers_of(op, "k", &js_sys::Array::of1(k).into())?[0] as i64,
+        };
+        build(&x, k, stream_option(op, opts)?)
+    })())
+    .map(NdArray::new)
+}

@@ -19,7 +19,7 @@ type Binary = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
 pub const ELEMENTWISE: usize = 38;
 
 /// The unary ops, and the reductions that take only `x` and options, by JS name.
-pub const UNARY: [(&str, Unary); 47] = [
+pub const UNARY: [(&str, Unary); 51] = [
     ("abs", ex::abs),
     ("neg", ex::neg),
     ("sign", ex::sign),
@@ -67,6 +67,10 @@ pub const UNARY: [(&str, Unary); 47] = [
     ("mean", ex::mean),
     ("logsumexp", ex::logsumexp),
     ("softmax", ex::softmax),
+    ("var", ex::variance),
+    ("std", ex::std),
+    ("any", ex::any),
+    ("all", ex::all),
 ];
 
 /// The binary ops, by JS name; either operand may be a number or a boolean.
