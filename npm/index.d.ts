@@ -433,6 +433,13 @@ export class NDArray<D extends DType = DType> {
   std(opts?: VarOptions): NDArray<"float32">;
   any(opts?: ReduceOptions): NDArray<"bool">;
   all(opts?: ReduceOptions): NDArray<"bool">;
+  cumsum(opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
+  cumprod(opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
+  cummax(opts?: ScanOptions): NDArray<D>;
+  cummin(opts?: ScanOptions): NDArray<D>;
+  logcumsumexp(opts?: ScanOptions): NDArray<"float32">;
+  take(indices: Indices, opts?: TakeOptions): NDArray<D>;
+  takeAlongAxis(indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
   tril(k?: number, opts?: StreamOptions): NDArray<D>;
   tril(opts: StreamOptions): NDArray<D>;
   triu(k?: number, opts?: StreamOptions): NDArray<D>;
@@ -691,6 +698,46 @@ export function argmax(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
 export function argmin(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
 /** `exp(x) / sum(exp(x))` over `opts.axis` (every axis without one), computed stably. */
 export function softmax(x: NDArray, opts?: SoftmaxOptions): NDArray<"float32">;
+
+/** Indices: an `int32`/`uint32` array, or JS integers (one, or a flat list). */
+export type Indices = NDArray<"int32" | "uint32"> | number | readonly number[];
+/** The options of `take` and `takeAlongAxis`. */
+export interface TakeOptions extends StreamOptions {
+  /** The axis to index; without one, the flattened array. */
+  axis?: number;
+}
+/**
+ * The elements of `x` at `indices` along `opts.axis` (of the flattened array without one):
+ * `x`'s shape with the axis replaced by the indices' shape (MLX's `take`). Negative indices
+ * count from the end. JS integers out of range are a `ValueError`; an array's are clamped on
+ * the device, as MLX does.
+ */
+export function take<D extends DType>(x: NDArray<D>, indices: Indices, opts?: TakeOptions): NDArray<D>;
+/**
+ * MLX's `take_along_axis`: `indices` has `x`'s rank and broadcasts against it except on
+ * `opts.axis`, where the result has the indices' extent (the flattened arrays without one).
+ */
+export function takeAlongAxis<D extends DType>(x: NDArray<D>, indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
+
+/** The options of the running reductions. */
+export interface ScanOptions extends StreamOptions {
+  /** The axis to run along; without one, the flattened array. */
+  axis?: number;
+  /** From the end of the axis to its start. */
+  reverse?: boolean;
+  /** Whether each element's own value counts in its result; true when absent, as in MLX. */
+  inclusive?: boolean;
+}
+/** The running sum along `opts.axis`; bools count as `int32`, integers wrap. */
+export function cumsum<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
+/** The running product. */
+export function cumprod<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
+/** The running maximum; NaN propagates from where it appears. */
+export function cummax<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<D>;
+/** The running minimum; NaN propagates. */
+export function cummin<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<D>;
+/** The running `log(sum(exp(x)))`, computed stably (`float32`). */
+export function logcumsumexp(x: NDArray, opts?: ScanOptions): NDArray<"float32">;
 
 /** The options of `var` and `std`. */
 export interface VarOptions extends ReduceOptions {

@@ -143,7 +143,9 @@ export let
   erfinv = early("erfinv"), nanToNum = early("nanToNum"), logaddexp = early("logaddexp"),
   floorDivide = early("floorDivide"), remainder = early("remainder"), arctan2 = early("arctan2"),
   std = early("std"), any = early("any"), all = early("all"), tril = early("tril"),
-  triu = early("triu"), outer = early("outer"), addmm = early("addmm");
+  triu = early("triu"), outer = early("outer"), addmm = early("addmm"), take = early("take"),
+  takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
+  cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp");
 
 // `var` is a reserved word: the glue calls it `variance`, and the package exports it as `var`
 // (`import { var as variance } from "tandem"`, or `tn.var`).
@@ -170,7 +172,8 @@ function bind() {
     sqrt, square, squeeze, stack, subtract, sum, synchronize, tan, tanh, tidy, transpose, where,
     zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
-    any, all, tril, triu, outer, addmm
+    any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
+    logcumsumexp
   } = glue);
   compile = compileWith;
 }

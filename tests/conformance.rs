@@ -1026,9 +1026,13 @@ fn creation_ops_match_across_devices_and_fill_on_the_gpu() {
     );
 }
 
-/// Every `step`th float32 bit pattern, both signs.
+/// Every `step`th float32 bit pattern, both signs, and the special values.
 fn float_sweep(step: u32) -> Array {
-    let words: Vec<u32> = (0..u32::MAX / step).map(|i| i * step).collect();
+    let specials = [0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0, 0x8000_0000];
+    let words: Vec<u32> = (0..u32::MAX / step)
+        .map(|i| i * step)
+        .chain(specials)
+        .collect();
     let n = words.len();
     Array::from_words(words, &[n], DType::Float32).unwrap()
 }

@@ -6,12 +6,14 @@ pub mod cast;
 pub mod elementwise;
 pub mod fill;
 pub mod fused;
+pub mod gather;
 pub mod lanes;
 pub mod math;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
+pub mod scan;
 pub mod select;
 pub mod simd;
 pub mod unary;
@@ -72,45 +74,67 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         // A view that cannot share its input's storage: copy the input row-major.
         Primitive::View(_) => contiguous(&inputs[0], &host[0]),
         Primitive::Reduce(op, axes) => {
-            let input = &inputs[0];
-            let words = row_major(input, &host[0])?;
-            let row_len = crate::graph::shape::numel(&input.shape()[input.ndim() - axes..]);
+            let (words, rows, row_len) = rows_of(&inputs[0], &host[0], axes)?;
             Ok(reduce::reduce_rows(
                 op,
-                input.dtype(),
+                inputs[0].dtype(),
                 &words,
-                node.size(),
+                rows,
                 row_len,
             ))
         }
         Primitive::RowNorm(op, axes) => {
-            let input = &inputs[0];
-            let words = row_major(input, &host[0])?;
-            let row_len = crate::graph::shape::numel(&input.shape()[input.ndim() - axes..]);
-            let rows = crate::graph::shape::numel(&input.shape()[..input.ndim() - axes]);
+            let (words, rows, row_len) = rows_of(&inputs[0], &host[0], axes)?;
             let x = bytemuck::cast_slice(&words);
             Ok(row_norm::row_norm(op, x, rows, row_len))
         }
-        Primitive::Fused(expr) => {
-            let operands: Vec<Broadcast> = (0..inputs.len())
-                .map(|k| operand(node, inputs, host, k))
-                .collect();
-            let operands: Vec<Operand> = operands.iter().map(Broadcast::as_operand).collect();
-            fused::fused(&expr, shape, &operands)
-        }
+        Primitive::Fused(expr) => eval_fused(&expr, node, inputs, host),
         Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
+        Primitive::Scan {
+            op,
+            reverse,
+            inclusive,
+        } => scan::eval(op, reverse, inclusive, node.dtype(), &inputs[0], &host[0]),
+        Primitive::Gather(axis) => Ok(gather::gather(
+            (inputs[0].shape(), &host[0]),
+            (inputs[1].shape(), inputs[1].dtype(), &host[1]),
+            shape,
+            axis,
+        )),
         Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
-        Primitive::Random(key, distribution) => {
-            let (normal, a, b) = distribution.parts();
-            let draw = if normal {
-                random::normal
-            } else {
-                random::uniform
-            };
-            Ok(draw(key, node.size(), a, b))
-        }
+        Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
     }
+}
+
+/// A fused elementwise program over the node's shape.
+fn eval_fused(
+    expr: &crate::graph::primitive::FusedExpr,
+    node: &Array,
+    inputs: &[Array],
+    host: &[HostInput],
+) -> Result<Vec<u32>> {
+    let operands: Vec<Broadcast> = (0..inputs.len())
+        .map(|k| operand(node, inputs, host, k))
+        .collect();
+    let operands: Vec<Operand> = operands.iter().map(Broadcast::as_operand).collect();
+    fused::fused(expr, node.shape(), &operands)
+}
+
+/// An input's words row-major, as rows over its last `axes` axes: the words, the number of
+/// rows and their length.
+fn rows_of<'a>(
+    input: &Array,
+    host: &HostInput<'a>,
+    axes: usize,
+) -> Result<(Cow<'a, [u32]>, usize, usize)> {
+    let shape = input.shape();
+    let split = input.ndim() - axes;
+    let (rows, row_len) = (
+        crate::graph::shape::numel(&shape[..split]),
+        crate::graph::shape::numel(&shape[split..]),
+    );
+    Ok((row_major(input, host)?, rows, row_len))
 }
 
 /// Input `k` of an elementwise node: its words and layout, with strides over the node's shape.

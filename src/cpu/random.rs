@@ -29,6 +29,20 @@ pub fn unit(word: u32) -> f32 {
     (word >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 
+/// `n` numbers of `distribution` under `key`.
+pub fn draw(
+    key: [u32; 2],
+    distribution: crate::graph::primitive::Distribution,
+    n: usize,
+) -> Vec<u32> {
+    let (is_normal, a, b) = distribution.parts();
+    if is_normal {
+        normal(key, n, a, b)
+    } else {
+        uniform(key, n, a, b)
+    }
+}
+
 /// `n` floats uniform in [low, high).
 pub fn uniform(key: [u32; 2], n: usize, low: f32, high: f32) -> Vec<u32> {
     (0..n)

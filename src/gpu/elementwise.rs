@@ -51,7 +51,7 @@ pub fn dispatch(
 ) -> Result<GpuBuffer> {
     let inputs: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     let out = create_output(gpu, numel(shape), &inputs)?;
-    record(gpu, batch, key, source, shape, operands, None, &out)?;
+    record(gpu, batch, key, source, shape, operands, None, [0; 4], &out)?;
     Ok(out)
 }
 
@@ -64,7 +64,8 @@ pub struct Placement<'a> {
 }
 
 /// Records one elementwise dispatch over `shape` that writes into `out`, at element `i` or,
-/// for kernels that read a placement, wherever it says.
+/// for kernels that read a placement, wherever it says. `extra` is the uniform's last four
+/// words, for a kernel's own parameters (the gather's axis extent and stride).
 #[allow(clippy::too_many_arguments)]
 pub fn record(
     gpu: &GpuContext,
@@ -74,6 +75,7 @@ pub fn record(
     shape: &[usize],
     operands: &[Operand],
     placement: Option<Placement>,
+    extra: [u32; 4],
     out: &GpuBuffer,
 ) -> Result<()> {
     let len = numel(shape);
@@ -89,7 +91,8 @@ pub fn record(
         strides.push(p.strides);
         offsets.push(p.offset);
     }
-    let params = dims_words(key, shape, &strides, &offsets)?;
+    let mut params = dims_words(key, shape, &strides, &offsets)?;
+    params.extend(extra);
     let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     buffers.push(out);
     let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
@@ -190,6 +193,7 @@ mod tests {
             &[0, 5],
         )
         .unwrap();
+        // The kernels' struct adds four words of `extra`: 176 bytes in all.
         assert_eq!(words.len() * 4, 160);
         assert_eq!(&words[..2], &[6, 2]);
         assert_eq!(&words[4..6], &[0, 5]);

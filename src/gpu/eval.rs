@@ -13,7 +13,7 @@ use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, matmul, random, reduce, row_norm, select, unary, vectorized,
+    binary, fill, fused, gather, matmul, random, reduce, row_norm, scan, select, unary, vectorized,
 };
 use crate::graph::primitive::{Primitive, ReduceOp};
 use crate::graph::shape::Layout;
@@ -72,6 +72,21 @@ pub fn eval(
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
+        Primitive::Gather(axis) => gather::dispatch(gpu, batch, node, axis, inputs, data),
+        Primitive::Scan {
+            op,
+            reverse,
+            inclusive,
+        } => {
+            let scan = scan::Scan {
+                op,
+                reverse,
+                inclusive,
+                input: dtypes[0],
+                out,
+            };
+            scan::eval(gpu, batch, scan, &inputs[0], &data[0])
+        }
         Primitive::Random(key, distribution) => {
             random::dispatch(gpu, batch, key, distribution, node.size())
         }
@@ -240,6 +255,7 @@ fn concatenate(
             x.shape(),
             &[input],
             Some(placement),
+            [0; 4],
             &out,
         )?;
         start += x.shape()[axis];

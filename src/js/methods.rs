@@ -55,11 +55,40 @@ macro_rules! reduction_methods {
 
 ops::with_reductions!(reduction_methods);
 
+/// Declares the running reductions as methods: `x.cumsum({axis})`.
+macro_rules! scan_methods {
+    ($($f:ident $js:literal $op:ident),*) => {
+        #[wasm_bindgen(js_class = NDArray)]
+        impl NdArray {
+            $(
+                #[doc = concat!("`", $js, "(this, {axis?, reverse?, inclusive?, stream?})`.")]
+                #[wasm_bindgen(js_name = $js)]
+                pub fn $f(&self, opts: JsValue) -> JsResult<NdArray> {
+                    ops::scan_op(crate::graph::primitive::ScanOp::$op, self, &opts)
+                }
+            )*
+        }
+    };
+}
+
+ops::with_scans!(scan_methods);
+
 #[wasm_bindgen(js_class = NDArray)]
 impl NdArray {
     /// `clip(this, lo, hi, opts?)`.
     pub fn clip(&self, lo: JsValue, hi: JsValue, opts: JsValue) -> JsResult<NdArray> {
         ops::clip(self, lo, hi, opts)
+    }
+
+    /// `take(this, indices, opts?)`.
+    pub fn take(&self, indices: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::take(self, indices, opts)
+    }
+
+    /// `takeAlongAxis(this, indices, opts?)`.
+    #[wasm_bindgen(js_name = "takeAlongAxis")]
+    pub fn take_along_axis(&self, indices: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::take_along_axis(self, indices, opts)
     }
 
     /// `var(this, opts?)`.

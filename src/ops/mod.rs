@@ -3,9 +3,11 @@
 
 pub mod binary;
 pub mod creation;
+pub mod indexing;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod scan;
 pub mod shape;
 pub mod statistics;
 pub mod triangle;
@@ -13,8 +15,10 @@ pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
+pub use indexing::{take, take_along_axis};
 pub use matmul::{addmm, matmul, outer};
 pub use reduce::{logsumexp, mean, reduce, softmax};
+pub use scan::scan;
 pub use shape::{
     SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
     stack, transpose,

@@ -382,6 +382,36 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             keepdims,
             device,
         )),
+        "take" | "takeAlongAxis" => {
+            let axis = params["axis"].as_i64().map(|a| a as isize);
+            one(if op == "take" {
+                ops::take(&x[0], &x[1], axis, device)
+            } else {
+                ops::take_along_axis(&x[0], &x[1], axis, device)
+            })
+        }
+        "cumsum" | "cumprod" | "cummax" | "cummin" | "logcumsumexp" => {
+            use tandem::graph::primitive::ScanOp;
+            let scan = [
+                ScanOp::Sum,
+                ScanOp::Prod,
+                ScanOp::Max,
+                ScanOp::Min,
+                ScanOp::LogAddExp,
+            ]
+            .into_iter()
+            .find(|s| s.name() == op)
+            .unwrap();
+            let flag = |k: &str, default: bool| params[k].as_bool().unwrap_or(default);
+            one(ops::scan(
+                scan,
+                &x[0],
+                params["axis"].as_i64().map(|a| a as isize),
+                flag("reverse", false),
+                flag("inclusive", true),
+                device,
+            ))
+        }
         "tril" => one(ops::tril(&x[0], params["k"].as_i64().unwrap(), device)),
         "triu" => one(ops::triu(&x[0], params["k"].as_i64().unwrap(), device)),
         "outer" => one(ops::outer(&x[0], &x[1], device)),

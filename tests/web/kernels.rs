@@ -296,7 +296,11 @@ async fn transcendentals_on_webgpu_hold_their_accuracy_over_float32() {
     })
     .await
     .unwrap();
-    let words: Vec<u32> = (0..u32::MAX / 16381).map(|i| i * 16381).collect();
+    let specials = [0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0, 0x8000_0000];
+    let words: Vec<u32> = (0..u32::MAX / 16381)
+        .map(|i| i * 16381)
+        .chain(specials)
+        .collect();
     let x = Array::from_words(words.clone(), &[words.len()], DType::Float32).unwrap();
     let ops_checked = [
         Exp, Expm1, Log, Log1p, Sin, Cos, Tan, Tanh, Sigmoid, Erf, Gelu, Log2, Log10, Sinh, Cosh,

@@ -214,3 +214,121 @@ async fn spreads_truths_and_triangles_take_their_options() {
     let outer = ex::outer(js_value(&vector), js_value(&vector), JsValue::UNDEFINED).unwrap();
     assert_eq!(to_vec(&outer).await, vec![1.0, 2.0, 2.0, 4.0]);
 }
+
+#[wasm_bindgen_test]
+async fn take_reads_indices_as_arrays_numbers_and_lists() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let opts = |axis: f64| options(&[("axis", axis.into()), ("stream", stream.into())]);
+        let row = ex::take(js_value(&x), (-1).into(), opts(0.0)).unwrap();
+        assert_eq!(to_vec(&row).await, vec![3.0, 4.0, 5.0]);
+        let columns = x.take(floats(&[2.0, 0.0]), opts(-1.0)).unwrap();
+        assert_eq!(to_vec(&columns).await, vec![2.0, 0.0, 5.0, 3.0]);
+        // Without an axis, from the flattened array; an array's indices clamp on the device.
+        let idx = int_array(&[5, -6, 99, -99]);
+        let flat = ex::take(js_value(&x), js_value(&idx), on(stream)).unwrap();
+        assert_eq!(to_vec(&flat).await, vec![5.0, 0.0, 5.0, 0.0]);
+        let along = tn::array(
+            Int32Array::from(&[2, 0][..]).into(),
+            options(&[("shape", floats(&[2.0, 1.0]))]),
+        )
+        .unwrap();
+        let picked = ex::take_along_axis(js_value(&x), js_value(&along), opts(1.0)).unwrap();
+        assert_eq!(to_vec(&picked).await, vec![2.0, 3.0]);
+    }
+    // JS integers are known on the host: one out of range is a ValueError there.
+    let (name, text) = message(ex::take(js_value(&x), 6.into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("take") && text.contains("index 6") && text.contains("extent 6"),
+        "{text}"
+    );
+    let (name, text) = message(ex::take(js_value(&x), floats(&[0.5]), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("take") && text.contains("indices"), "{text}");
+    let (name, text) = message(ex::take(js_value(&x), js_value(&x), JsValue::UNDEFINED));
+    assert_eq!(name, "DTypeError");
+    assert!(
+        text.contains("int32 or uint32") && text.contains("float32"),
+        "{text}"
+    );
+    let (name, text) = message(ex::take(
+        js_value(&x),
+        0.into(),
+        options(&[("axes", 0.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("\"axes\"") && text.contains("axis, stream"),
+        "{text}"
+    );
+    let (name, text) = message(ex::take_along_axis(
+        js_value(&x),
+        js_value(&int_array(&[0])),
+        options(&[("axis", 0.into())]),
+    ));
+    assert_eq!(name, "ShapeError");
+    assert!(text.contains("rank"), "{text}");
+    let empty = tn::zeros(floats(&[0.0, 3.0]), JsValue::UNDEFINED).unwrap();
+    let (name, text) = message(ex::take(
+        js_value(&empty),
+        js_value(&int_array(&[0])),
+        options(&[("axis", 0.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("empty"), "{text}");
+}
+
+#[wasm_bindgen_test]
+async fn scans_run_either_way_on_both_streams() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let flat = ex::cumsum(js_value(&x), on(stream)).unwrap();
+        assert_eq!(to_vec(&flat).await, vec![1.0, 3.0, 6.0, 10.0, 15.0, 21.0]);
+        let opts = options(&[
+            ("axis", 0.into()),
+            ("reverse", true.into()),
+            ("inclusive", false.into()),
+            ("stream", stream.into()),
+        ]);
+        let down = x.cumprod(opts).unwrap();
+        assert_eq!(to_vec(&down).await, vec![4.0, 5.0, 6.0, 1.0, 1.0, 1.0]);
+        let bools = tn::array(
+            floats(&[1.0, 0.0, 1.0]),
+            options(&[("dtype", "bool".into())]),
+        )
+        .unwrap();
+        let counted = ex::cumsum(js_value(&bools), on(stream)).unwrap();
+        assert_eq!(ints(&counted).await, vec![1, 1, 2]);
+    }
+    let (name, text) = message(ex::cummax(
+        js_value(&x),
+        options(&[("reversed", true.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("cummax")
+            && text.contains("\"reversed\"")
+            && text.contains("axis, reverse, inclusive, stream"),
+        "{text}"
+    );
+    let (name, text) = message(ex::cumsum(js_value(&x), options(&[("axis", 2.into())])));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("cumsum") && text.contains("axis 2"), "{text}");
+    let (name, text) = message(ex::logcumsumexp(
+        js_value(&x),
+        options(&[("inclusive", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("opts.inclusive must be a boolean"), "{text}");
+}

@@ -14,6 +14,8 @@ struct Dims {
     shape: array<vec4<u32>, 2>,
     // Operand k's stride on axis d is strides[2 * k + d / 4][d % 4].
     strides: array<vec4<i32>, 6>,
+    // A kernel's own parameters (the gather: the axis's extent and the input's stride on it).
+    extra: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> dims: Dims;

@@ -319,7 +319,8 @@ fn erfc_of(z: f32, x: f32, c: f32, scale: f32) -> f32 {
         + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
     if (z < 2.0) { return scale * t * exp_acc(-z * z + poly); }
     // erfc(10.5) is below the smallest float32 (and x = inf would make xl NaN).
-    if (z > 10.5) { return scale * 0.0; }
+    // (A signed zero by bits: compilers may fold scale * 0.0 to 0.0.)
+    if (z > 10.5) { return with_sign_of(0.0, scale); }
     let xh = bitcast<f32>(bitcast<u32>(x) & 0xfffff000u);
     let xl = x - xh;
     return (scale * t * exp_acc(poly - xl * (x + xh) * c)) * exp_acc(-(xh * xh) * c);
@@ -346,6 +347,8 @@ fn gelu_acc(x: f32) -> f32 {
     if (is_nan(x)) { return x; }
     let z = x * 0.7071067811865476;
     if (x >= 0.0) { return 0.5 * x * (1.0 + erf_acc(z)); }
+    // gelu(-inf) = -inf * 0: NaN, as on the CPU and in MLX.
+    if (is_inf(x)) { return nan_f32(); }
     return erfc_of(-z, x, 0.5, 0.5 * x);
 }
 

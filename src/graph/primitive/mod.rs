@@ -131,6 +131,40 @@ impl RowNorm {
     }
 }
 
+/// The running reductions of [`Primitive::Scan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    Sum,
+    Prod,
+    /// NaN propagates from where it appears, as `maximum` does.
+    Max,
+    Min,
+    /// `log(sum(exp))`, running; float32.
+    LogAddExp,
+}
+
+impl ScanOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Sum => "cumsum",
+            ScanOp::Prod => "cumprod",
+            ScanOp::Max => "cummax",
+            ScanOp::Min => "cummin",
+            ScanOp::LogAddExp => "logcumsumexp",
+        }
+    }
+
+    /// The result dtype, MLX's: sums of bools count in int32, `logcumsumexp` is float32,
+    /// the rest keep the input's (a running product of bools is their running "and").
+    pub fn out_dtype(self, dtype: DType) -> DType {
+        match (self, dtype) {
+            (ScanOp::LogAddExp, _) => DType::Float32,
+            (ScanOp::Sum, DType::Bool) => DType::Int32,
+            _ => dtype,
+        }
+    }
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -182,6 +216,17 @@ pub enum Primitive {
     Matmul,
     /// The inputs joined along an axis (their dtypes converted to the node's).
     Concatenate(usize),
+    /// A running reduction along the input's last axis, in the node's dtype: reversed
+    /// (from the end) and exclusive (each element left out of its own value) as flagged.
+    Scan {
+        op: ScanOp,
+        reverse: bool,
+        inclusive: bool,
+    },
+    /// MLX's `take_along_axis` on this axis: inputs are `x` and int32/uint32 indices of the
+    /// same rank; the node's shape is their broadcast, with the indices' extent on the axis.
+    /// Negative indices count from the end; out-of-range ones clamp (MLX's device rule).
+    Gather(usize),
     /// Counter-based random numbers under a key; no inputs.
     Random([u32; 2], Distribution),
     /// A creation op's values; no inputs.
@@ -203,6 +248,8 @@ impl Primitive {
             Primitive::RowNorm(op, _) => op.name(),
             Primitive::Matmul => "matmul",
             Primitive::Concatenate(_) => "concatenate",
+            Primitive::Gather(_) => "takeAlongAxis",
+            Primitive::Scan { op, .. } => op.name(),
             Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",
             Primitive::Random(_, _) => "randomNormal",
             Primitive::Fill(fill) => fill.name(),

@@ -114,3 +114,24 @@ pub fn slice_view(layout: &Layout, start: &[usize], step: &[isize]) -> Layout {
         offset: (layout.offset as isize + shift) as usize,
     }
 }
+
+/// The strides that read `x` (of `shape`, with `strides`) for each element of a gather's
+/// output of `out` shape: 0 on the gathered axis and on broadcast axes. With them, the stride
+/// on the axis itself.
+pub fn gather_strides(
+    shape: &[usize],
+    strides: &[isize],
+    out: &[usize],
+    axis: usize,
+) -> (Vec<isize>, isize) {
+    let base = (0..out.len())
+        .map(|d| {
+            if d == axis || shape[d] == 1 {
+                0
+            } else {
+                strides[d]
+            }
+        })
+        .collect();
+    (base, strides[axis])
+}

@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 
 mod layout;
 
-pub use layout::{Layout, matrix_batch_stride, reshape_view, slice_view, transpose_view};
+pub use layout::{
+    Layout, gather_strides, matrix_batch_stride, reshape_view, slice_view, transpose_view,
+};
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
 pub fn numel(shape: &[usize]) -> usize {

@@ -49,6 +49,15 @@ macro_rules! export_reductions {
 }
 super::with_reductions!(export_reductions);
 
+macro_rules! export_scans {
+    ($($f:ident $js:literal $op:ident),*) => {
+        export! {
+            $(concat!("`", $js, "(x, {axis?, reverse?, inclusive?, stream?})`."), $js $f(x; opts: JsValue) -> NdArray;)*
+        }
+    };
+}
+super::with_scans!(export_scans);
+
 export! {
     "`clip(x, lo, hi, {stream?})`: each bound an NDArray (broadcast), a number or null.",
         "clip" clip(x; lo: JsValue, hi: JsValue, opts: JsValue) -> NdArray;
@@ -78,6 +87,10 @@ export! {
     "`std(x, {axis?, keepdims?, ddof?, stream?})`.", "std" std(x; opts: JsValue) -> NdArray;
     "`any(x, {axis?, keepdims?, stream?})`.", "any" any(x; opts: JsValue) -> NdArray;
     "`all(x, {axis?, keepdims?, stream?})`.", "all" all(x; opts: JsValue) -> NdArray;
+    "`take(x, indices, {axis?, stream?})`: indices an NDArray, an integer or a list of them.",
+        "take" take(x; indices: JsValue, opts: JsValue) -> NdArray;
+    "`takeAlongAxis(x, indices, {axis?, stream?})`.",
+        "takeAlongAxis" take_along_axis(x; indices: JsValue, opts: JsValue) -> NdArray;
     "`tril(x, k?, {stream?})`.", "tril" tril(x; k: JsValue, opts: JsValue) -> NdArray;
     "`triu(x, k?, {stream?})`.", "triu" triu(x; k: JsValue, opts: JsValue) -> NdArray;
     "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;

@@ -160,15 +160,30 @@ macro_rules! reduction_functions {
     };
 }
 
+/// Calls `$then!` with the running reductions of the JS API.
+macro_rules! with_scans {
+    ($then:ident) => {
+        $then! {
+            cumsum "cumsum" Sum, cumprod "cumprod" Prod, cummax "cummax" Max,
+            cummin "cummin" Min, logcumsumexp "logcumsumexp" LogAddExp
+        }
+    };
+}
+pub(crate) use with_scans;
+
 mod creation;
 mod elementwise;
 pub mod exported;
+mod indexing;
 mod matmul;
 mod reduce;
+mod scan;
 mod shape;
 
 pub use creation::*;
 pub use elementwise::*;
+pub use indexing::*;
 pub use matmul::*;
 pub use reduce::*;
+pub use scan::*;
 pub use shape::*;

@@ -291,7 +291,7 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
     let rank = x.shape.len();
     let mut steps = Vec::new();
     let mut opts = stream(rng);
-    let (op, args): (&'static str, Vec<Arg>) = match rng.below(16) {
+    let (op, args): (&'static str, Vec<Arg>) = match rng.below(17) {
         0..=2 => (UNARY[rng.below(ELEMENTWISE)].0, vec![Arg::Array(x.index)]),
         3..=5 => {
             let name = BINARY[rng.below(BINARY.len())].0;
@@ -322,8 +322,25 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
             "astype",
             vec![Arg::Array(x.index), Arg::Str(rng.pick(&DTYPES))],
         ),
-        9 => {
+        // Two slots: the reductions and scans are many.
+        9 | 15 => {
             let name = UNARY[ELEMENTWISE + rng.below(UNARY.len() - ELEMENTWISE)].0;
+            if name.starts_with("cum") || name == "logcumsumexp" {
+                // Scans take one axis (or none: the flattened array) and a direction.
+                if rank > 0 && rng.chance(70) {
+                    opts.push(("axis", Arg::Num(axis(rng, rank) as f64)));
+                }
+                opts.push(("reverse", Arg::Bool(rng.chance(50))));
+                opts.push(("inclusive", Arg::Bool(rng.chance(50))));
+                return vec![Step::Make {
+                    call: Call {
+                        op: name,
+                        args: vec![Arg::Array(x.index)],
+                        opts,
+                    },
+                    count: 1,
+                }];
+            }
             if let Some(a) = axes(rng, rank) {
                 opts.push(("axis", a));
             }

@@ -19,7 +19,7 @@ type Binary = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
 pub const ELEMENTWISE: usize = 38;
 
 /// The unary ops, and the reductions that take only `x` and options, by JS name.
-pub const UNARY: [(&str, Unary); 51] = [
+pub const UNARY: [(&str, Unary); 56] = [
     ("abs", ex::abs),
     ("neg", ex::neg),
     ("sign", ex::sign),
@@ -71,6 +71,11 @@ pub const UNARY: [(&str, Unary); 51] = [
     ("std", ex::std),
     ("any", ex::any),
     ("all", ex::all),
+    ("cumsum", ex::cumsum),
+    ("cumprod", ex::cumprod),
+    ("cummax", ex::cummax),
+    ("cummin", ex::cummin),
+    ("logcumsumexp", ex::logcumsumexp),
 ];
 
 /// The binary ops, by JS name; either operand may be a number or a boolean.

@@ -1,0 +1,126 @@
+//! Indexing: `take` and `takeAlongAxis` (one gather primitive). Indices are int32 or uint32;
+//! negative ones count from the end, and out-of-range ones clamp on the device, as MLX's do.
+//! The indices' own values are not read on the host: an op builder never waits for data.
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::primitive::Primitive;
+use crate::graph::shape::{checked_size, fmt_shape, normalize_axis};
+use crate::ops::{flatten, reshape};
+use crate::stream::Stream;
+
+/// Checks that `indices` hold integers.
+fn check_indices(op: &str, indices: &Array) -> Result<()> {
+    if matches!(indices.dtype(), DType::Int32 | DType::Uint32) {
+        return Ok(());
+    }
+    Err(Error::DType(format!(
+        "{op}: indices must be int32 or uint32, got {}",
+        indices.dtype().name()
+    )))
+}
+
+/// `x`'s extent on `axis` must hold something to take when anything is taken.
+fn check_extent(op: &str, x: &Array, axis: usize, taken: usize) -> Result<()> {
+    if x.shape()[axis] == 0 && taken > 0 {
+        return Err(Error::Value(format!(
+            "{op}: cannot take from axis {axis} of an array of shape {}, which is empty",
+            fmt_shape(x.shape())
+        )));
+    }
+    Ok(())
+}
+
+/// MLX's `take_along_axis`: `x` and `indices` have one rank and broadcast together except on
+/// `axis`, where the result has the indices' extent. Without an axis, both are flattened.
+pub fn take_along_axis(
+    x: &Array,
+    indices: &Array,
+    axis: Option<isize>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    check_indices("takeAlongAxis", indices)?;
+    let Some(axis) = axis else {
+        return gather(
+            "takeAlongAxis",
+            &flatten(x, stream),
+            &flatten(indices, stream),
+            0,
+            stream,
+        );
+    };
+    if indices.ndim() != x.ndim() {
+        return Err(Error::Shape(format!(
+            "takeAlongAxis: indices of shape {} must have the rank of the array's shape {}",
+            fmt_shape(indices.shape()),
+            fmt_shape(x.shape())
+        )));
+    }
+    let axis = normalize_axis("takeAlongAxis", axis, x.ndim())?;
+    gather("takeAlongAxis", x, indices, axis, stream)
+}
+
+/// MLX's `take`: the elements at `indices` along `axis` (of the flattened array without one);
+/// the result's shape is `x`'s with the axis replaced by the indices' shape.
+pub fn take(
+    x: &Array,
+    indices: &Array,
+    axis: Option<isize>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    check_indices("take", indices)?;
+    let (x, axis) = match axis {
+        None => (flatten(x, stream), 0),
+        Some(a) => (x.clone(), normalize_axis("take", a, x.ndim())?),
+    };
+    let shape = x.shape();
+    let (outer, inner) = (
+        crate::graph::shape::numel(&shape[..axis]),
+        crate::graph::shape::numel(&shape[axis + 1..]),
+    );
+    // [outer, K, inner] gathered with the flat indices as [1, I, 1], broadcast.
+    let x3 = reshape(
+        &x,
+        &[outer as isize, shape[axis] as isize, inner as isize],
+        stream,
+    )?;
+    let flat = reshape(indices, &[1, -1, 1], stream)?;
+    let taken = gather("take", &x3, &flat, 1, stream)?;
+    let mut out: Vec<isize> = shape[..axis].iter().map(|&d| d as isize).collect();
+    out.extend(indices.shape().iter().map(|&d| d as isize));
+    out.extend(shape[axis + 1..].iter().map(|&d| d as isize));
+    reshape(&taken, &out, stream)
+}
+
+/// The gather node: `x` and `indices` of one rank, broadcast except on `axis`.
+fn gather(op: &str, x: &Array, indices: &Array, axis: usize, stream: Stream) -> Result<Array> {
+    let mut shape = Vec::with_capacity(x.ndim());
+    for (d, (&a, &b)) in x.shape().iter().zip(indices.shape()).enumerate() {
+        shape.push(match (a, b) {
+            _ if d == axis => b,
+            (a, b) if a == b => a,
+            (1, b) => b,
+            (a, 1) => a,
+            _ => {
+                return Err(Error::Shape(format!(
+                    "{op}: the array of shape {} and indices of shape {} do not broadcast \
+                     outside axis {axis}",
+                    fmt_shape(x.shape()),
+                    fmt_shape(indices.shape())
+                )));
+            }
+        });
+    }
+    checked_size(op, &shape)?;
+    check_extent(op, x, axis, crate::graph::shape::numel(&shape))?;
+    Ok(Array::from_primitive(
+        Primitive::Gather(axis),
+        vec![x.clone(), indices.clone()],
+        shape,
+        x.dtype(),
+        stream,
+    ))
+}

@@ -1,0 +1,216 @@
+//! The ops a model needs, natively: their GPU kernels against the CPU reference over random
+//! shapes, layouts and indices (proptest), and memory back where it started once every array
+//! is gone. MLX's values for them are in `tests/golden.rs`.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{Rng, assert_matches, gpu_runtime, random_words, words};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use tandem::graph::primitive::ScanOp;
+use tandem::memory::{Scope, stats};
+use tandem::{Array, DType, Device, Runtime, ops};
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    })
+}
+
+/// Evaluates `build` on both devices and requires the same words (every op here is exact).
+fn same_on_both(runtime: &Runtime, what: &str, build: impl Fn(Device) -> tandem::Result<Array>) {
+    let (gpu, cpu) = (build(Device::Gpu).unwrap(), build(Device::Cpu).unwrap());
+    assert_eq!(gpu.shape(), cpu.shape(), "{what}: shapes");
+    assert_eq!(gpu.dtype(), cpu.dtype(), "{what}: dtypes");
+    assert_matches(
+        what,
+        cpu.dtype(),
+        &words(runtime, &gpu),
+        &words(runtime, &cpu),
+        0.0,
+        0.0,
+    );
+}
+
+/// Indices for an axis of `extent`: mostly in range, some negative, some past either end.
+fn indices(rng: &mut Rng, n: usize, extent: usize, dtype: DType) -> Vec<u32> {
+    let e = extent.max(1) as i64;
+    (0..n)
+        .map(|_| {
+            let v = match rng.next_u32() % 8 {
+                0 => -(rng.next_u32() as i64 % e) - 1,
+                1 => e + (rng.next_u32() % 3) as i64,
+                2 if dtype == DType::Int32 => i64::from(i32::MIN),
+                2 => i64::from(u32::MAX),
+                _ => rng.next_u32() as i64 % e,
+            };
+            if dtype == DType::Uint32 {
+                v.max(0) as u32
+            } else {
+                v as i32 as u32
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn gathers_match_the_cpu_for_random_indices_and_layouts() {
+    let runtime = gpu_runtime();
+    let shapes = prop::collection::vec(1usize..6, 1..=4);
+    let cases = (
+        shapes,
+        any::<u64>(),
+        any::<bool>(),
+        any::<bool>(),
+        0usize..4,
+    );
+    runner(200)
+        .run(&cases, |(shape, seed, transposed, along, count)| {
+            let mut rng = Rng::new(seed);
+            let n = shape.len();
+            let axis = rng.next_u32() as usize % n;
+            let dtype =
+                [DType::Float32, DType::Int32, DType::Uint32, DType::Bool][seed as usize % 4];
+            let index_dtype = if seed % 3 == 0 {
+                DType::Uint32
+            } else {
+                DType::Int32
+            };
+            let size = shape.iter().product();
+            let base = Array::from_words(random_words(dtype, size, seed), &shape, dtype).unwrap();
+            let x = if transposed && n > 1 {
+                let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+                let t =
+                    Array::from_words(random_words(dtype, size, seed), &reversed, dtype).unwrap();
+                ops::transpose(&t, None, Device::Cpu).unwrap()
+            } else {
+                base
+            };
+            let what =
+                format!("{shape:?} axis {axis} {dtype:?} transposed {transposed} seed {seed}");
+            if along {
+                // takeAlongAxis: indices of the same rank, 1 or the array's extent elsewhere.
+                let mut ishape: Vec<usize> = x
+                    .shape()
+                    .iter()
+                    .map(|&d| {
+                        if rng.next_u32().is_multiple_of(2) {
+                            1
+                        } else {
+                            d
+                        }
+                    })
+                    .collect();
+                ishape[axis] = count;
+                let idx = indices(
+                    &mut rng,
+                    ishape.iter().product(),
+                    x.shape()[axis],
+                    index_dtype,
+                );
+                let idx = Array::from_words(idx, &ishape, index_dtype).unwrap();
+                same_on_both(&runtime, &what, |d| {
+                    ops::take_along_axis(&x, &idx, Some(axis as isize), d)
+                });
+            } else {
+                let ishape: Vec<usize> = (0..count % 3)
+                    .map(|_| 1 + rng.next_u32() as usize % 3)
+                    .collect();
+                let idx = indices(
+                    &mut rng,
+                    ishape.iter().product(),
+                    x.shape()[axis],
+                    index_dtype,
+                );
+                let idx = Array::from_words(idx, &ishape, index_dtype).unwrap();
+                same_on_both(&runtime, &what, |d| {
+                    ops::take(&x, &idx, Some(axis as isize - n as isize), d)
+                });
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn model_ops_leave_memory_where_it_started() {
+    let runtime = gpu_runtime();
+    pollster::block_on(runtime.synchronize()).unwrap();
+    let start = stats().active_bytes.get(Scope::All).current;
+    for device in [Device::Cpu, Device::Gpu] {
+        let x = ops::random::uniform(&[4, 6, 5], [7, 1], -1.0, 1.0, device).unwrap();
+        let idx = Array::from_slice(&[3i32, -1, 0], &[3]).unwrap();
+        let results = [
+            ops::take(&x, &idx, Some(1), device).unwrap(),
+            ops::take(&x, &idx, None, device).unwrap(),
+            ops::var(&x, Some(&[1]), false, 1, device).unwrap(),
+            ops::any(&x, None, false, device).unwrap(),
+            ops::triu(&x, -1, device).unwrap(),
+            ops::nan_to_num(&x, 0.0, None, None, device).unwrap(),
+        ];
+        pollster::block_on(runtime.evaluate(&results)).unwrap();
+        for r in &results {
+            words(&runtime, r);
+        }
+    }
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(stats().active_bytes.get(Scope::All).current, start);
+}
+
+/// Scan inputs: floats in [0.5, 1.5) so that sums and products stay well conditioned (their
+/// order differs between the devices), NaN now and then for the running extrema.
+fn scan_words(op: ScanOp, dtype: DType, n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|_| match dtype {
+            DType::Float32
+                if matches!(op, ScanOp::Max | ScanOp::Min) && rng.next_u32().is_multiple_of(50) =>
+            {
+                f32::NAN.to_bits()
+            }
+            DType::Float32 if op == ScanOp::Prod => rng.uniform(0.99, 1.01).to_bits(),
+            DType::Float32 => rng.uniform(0.5, 1.5).to_bits(),
+            _ => random_words(dtype, 1, u64::from(rng.next_u32()))[0],
+        })
+        .collect()
+}
+
+#[test]
+fn scans_match_the_cpu_on_random_lengths_axes_and_directions() {
+    let runtime = gpu_runtime();
+    let ops_list = [
+        ScanOp::Sum,
+        ScanOp::Prod,
+        ScanOp::Max,
+        ScanOp::Min,
+        ScanOp::LogAddExp,
+    ];
+    let lengths = prop_oneof![1usize..40, 1000usize..3000];
+    let cases = (
+        prop::sample::select(ops_list.to_vec()),
+        lengths,
+        1usize..4,
+        any::<u64>(),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    runner(120)
+        .run(&cases, |(op, long, rows, seed, reverse, inclusive)| {
+            let dtype = if op == ScanOp::LogAddExp {
+                DType::Float32
+            } else {
+                [DType::Float32, DType::Int32, DType::Uint32, DType::Bool][seed as usize % 4]
+            };
+            // The long axis is first or last; the scan runs along either.
+            let (shape, axis) = if seed % 2 == 0 { (vec![rows, long], 1) } else { (vec![long, rows], 0) };
+            let x = Array::from_words(scan_words(op, dtype, rows * long, seed), &shape, dtype).unwrap();
+            let what = format!("{}({dtype:?} {shape:?} axis {axis} reverse {reverse} inclusive {inclusive}) seed {seed}", op.name());
+            let (gpu, cpu) = [Device::Gpu, Device::Cpu].map(|d| ops::scan(op, &x, Some(axis), reverse, inclusive, d).unwrap()).into();
+            let rtol = if op == ScanOp::Max || op == ScanOp::Min { 0.0 } else { 1e-4 };
+            assert_matches(&what, cpu.dtype(), &words(&runtime, &gpu), &words(&runtime, &cpu), rtol, 0.0);
+            Ok(())
+        })
+        .unwrap();
+}
