@@ -739,6 +739,20 @@ export function cummin<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDAr
 /** The running `log(sum(exp(x)))`, computed stably (`float32`). */
 export function logcumsumexp(x: NDArray, opts?: ScanOptions): NDArray<"float32">;
 
+/**
+ * MLX's `mx.fast`: layers computed in fewer kernels than the same composition of plain ops,
+ * with the same values within the accuracy promise.
+ */
+export declare namespace fast {
+  /**
+   * `(x - mean) / sqrt(var + eps) * weight + bias` over the last axis (`float32`), one kernel a
+   * row; `weight` and `bias` are 1-D of the last axis's length, or `null`.
+   */
+  function layerNorm(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
+  /** `x / sqrt(mean(x^2) + eps) * weight` over the last axis (`float32`), one kernel a row. */
+  function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
+}
+
 /** The options of `var` and `std`. */
 export interface VarOptions extends ReduceOptions {
   /** Divide by `N - ddof` (0 when absent, as in MLX); `ddof >= N` divides by 0. */

@@ -147,6 +147,13 @@ export let
   takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp");
 
+// `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
+let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm");
+export const fast = Object.freeze({
+  layerNorm: (...args) => fastLayerNorm(...args),
+  rmsNorm: (...args) => fastRmsNorm(...args),
+});
+
 // `var` is a reserved word: the glue calls it `variance`, and the package exports it as `var`
 // (`import { var as variance } from "tandem"`, or `tn.var`).
 let variance = early("var");
@@ -173,7 +180,7 @@ function bind() {
     zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
-    logcumsumexp
+    logcumsumexp, fastLayerNorm, fastRmsNorm
   } = glue);
   compile = compileWith;
 }

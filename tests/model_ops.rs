@@ -149,6 +149,8 @@ fn model_ops_leave_memory_where_it_started() {
             ops::any(&x, None, false, device).unwrap(),
             ops::triu(&x, -1, device).unwrap(),
             ops::nan_to_num(&x, 0.0, None, None, device).unwrap(),
+            ops::scan(ScanOp::Sum, &x, Some(0), true, false, device).unwrap(),
+            ops::fast::layer_norm(&x, None, None, 1e-5, device).unwrap(),
         ];
         pollster::block_on(runtime.evaluate(&results)).unwrap();
         for r in &results {
@@ -210,6 +212,52 @@ fn scans_match_the_cpu_on_random_lengths_axes_and_directions() {
             let (gpu, cpu) = [Device::Gpu, Device::Cpu].map(|d| ops::scan(op, &x, Some(axis), reverse, inclusive, d).unwrap()).into();
             let rtol = if op == ScanOp::Max || op == ScanOp::Min { 0.0 } else { 1e-4 };
             assert_matches(&what, cpu.dtype(), &words(&runtime, &gpu), &words(&runtime, &cpu), rtol, 0.0);
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn norms_match_the_cpu_on_random_rows() {
+    let runtime = gpu_runtime();
+    let cases = (
+        1usize..5,
+        prop_oneof![1usize..40, 500usize..2000],
+        any::<u64>(),
+        any::<(bool, bool, bool)>(),
+    );
+    runner(60)
+        .run(&cases, |(rows, len, seed, (rms, weight, bias))| {
+            let mut rng = Rng::new(seed);
+            let mut floats = |n: usize, spread: f32| -> Array {
+                let v: Vec<f32> = (0..n).map(|_| rng.uniform(-spread, spread)).collect();
+                Array::from_f32(&v, &[n]).unwrap()
+            };
+            let x = ops::reshape(
+                &floats(rows * len, 3.0),
+                &[rows as isize, len as isize],
+                Device::Cpu,
+            )
+            .unwrap();
+            let (w, b) = (floats(len, 2.0), floats(len, 1.0));
+            let (w, b) = (weight.then_some(&w), bias.then_some(&b));
+            let what = format!("rms {rms} [{rows}, {len}] weight {weight} bias {bias} seed {seed}");
+            let build = |d: Device| {
+                if rms {
+                    ops::fast::rms_norm(&x, w, 1e-5, d).unwrap()
+                } else {
+                    ops::fast::layer_norm(&x, w, b, 1e-5, d).unwrap()
+                }
+            };
+            let (gpu, cpu) = (build(Device::Gpu), build(Device::Cpu));
+            assert_matches(
+                &what,
+                DType::Float32,
+                &words(&runtime, &gpu),
+                &words(&runtime, &cpu),
+                1e-4,
+                1e-5,
+            );
             Ok(())
         })
         .unwrap();

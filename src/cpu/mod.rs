@@ -10,6 +10,7 @@ pub mod gather;
 pub mod lanes;
 pub mod math;
 pub mod matmul;
+pub mod norm;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
@@ -96,6 +97,12 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             reverse,
             inclusive,
         } => scan::eval(op, reverse, inclusive, node.dtype(), &inputs[0], &host[0]),
+        Primitive::Norm {
+            rms,
+            weight,
+            bias,
+            eps,
+        } => eval_norm(node, inputs, host, (rms, weight, bias, f32::from_bits(eps))),
         Primitive::Gather(axis) => Ok(gather::gather(
             (inputs[0].shape(), &host[0]),
             (inputs[1].shape(), inputs[1].dtype(), &host[1]),
@@ -105,6 +112,29 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
         Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
     }
+}
+
+/// `layerNorm` or `rmsNorm` of the node's first input, with the affine rows that follow it.
+fn eval_norm(
+    node: &Array,
+    inputs: &[Array],
+    host: &[HostInput],
+    (rms, weight, bias, eps): (bool, bool, bool, f32),
+) -> Result<Vec<u32>> {
+    let words: Vec<Cow<[u32]>> = inputs
+        .iter()
+        .zip(host)
+        .map(|(x, h)| row_major(x, h))
+        .collect::<Result<_>>()?;
+    let floats = |k: usize| -> &[f32] { bytemuck::cast_slice(&words[k]) };
+    let norm = norm::Norm {
+        rms,
+        eps,
+        weight: weight.then(|| floats(1)),
+        bias: bias.then(|| floats(1 + usize::from(weight))),
+    };
+    let row_len = node.shape().last().copied().unwrap_or(1);
+    Ok(bytemuck::cast_vec(norm::norm(&norm, floats(0), row_len)))
 }
 
 /// A fused elementwise program over the node's shape.

@@ -13,7 +13,8 @@ use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, gather, matmul, random, reduce, row_norm, scan, select, unary, vectorized,
+    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, select, unary,
+    vectorized,
 };
 use crate::graph::primitive::{Primitive, ReduceOp};
 use crate::graph::shape::Layout;
@@ -73,6 +74,21 @@ pub fn eval(
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(axis) => gather::dispatch(gpu, batch, node, axis, inputs, data),
+        Primitive::Norm {
+            rms,
+            weight,
+            bias,
+            eps,
+        } => {
+            let eps = f32::from_bits(eps);
+            let kind = norm::NormKind {
+                rms,
+                weight,
+                bias,
+                eps,
+            };
+            norm::dispatch(gpu, batch, kind, node, inputs, data)
+        }
         Primitive::Scan {
             op,
             reverse,

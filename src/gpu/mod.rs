@@ -14,6 +14,7 @@ pub mod fused;
 pub mod gather;
 pub mod input;
 pub mod matmul;
+pub mod norm;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;

@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod creation;
+pub mod fast;
 pub mod indexing;
 pub mod matmul;
 pub mod random;

@@ -98,6 +98,8 @@ def cases(g):
     take_cases(g)
     take_along_axis_cases(g)
     scan_cases(g)
+    layer_norm_cases(g)
+    rms_norm_cases(g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1060,8 +1062,6 @@ PENDING = {
     "sliceUpdate": slice_update_cases,             # sliceUpdate
     "sort": sort_cases,                            # sort, argsort
     "topk": topk_cases,                            # topk
-    "layerNorm": layer_norm_cases,                 # layerNorm
-    "rmsNorm": rms_norm_cases,                     # rmsNorm
     "rope": rope_cases,                            # rope
     "scaledDotProductAttention": sdpa_cases,       # scaledDotProductAttention
     "conv": conv_cases,                            # conv1d, conv2d

@@ -412,6 +412,16 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 device,
             ))
         }
+        "layerNorm" | "rmsNorm" => {
+            let flag = |k: &str| params[k].as_bool().unwrap_or(false);
+            let eps = params["eps"].as_f64().unwrap() as f32;
+            let weight = flag("hasWeight").then(|| &x[1]);
+            if op == "rmsNorm" {
+                return one(ops::fast::rms_norm(&x[0], weight, eps, device));
+            }
+            let bias = flag("hasBias").then(|| &x[1 + usize::from(flag("hasWeight"))]);
+            one(ops::fast::layer_norm(&x[0], weight, bias, eps, device))
+        }
         "tril" => one(ops::tril(&x[0], params["k"].as_i64().unwrap(), device)),
         "triu" => one(ops::triu(&x[0], params["k"].as_i64().unwrap(), device)),
         "outer" => one(ops::outer(&x[0], &x[1], device)),

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 const dir = resolve(process.argv[2] ?? "pkg");
 const types = readFileSync(`${dir}/index.d.ts`, "utf8");
 const declared = new Set([
-  ...[...types.matchAll(/^export (?:declare )?(?:function|class|const) (\w+)/gm)].map((m) => m[1]),
+  ...[...types.matchAll(/^export (?:declare )?(?:function|class|const|namespace) (\w+)/gm)].map((m) => m[1]),
   // Renamed exports (`export { variance as var }`, for a reserved word).
   ...[...types.matchAll(/^export \{ \w+ as (\w+) \};/gm)].map((m) => m[1]),
 ]);

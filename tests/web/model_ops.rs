@@ -332,3 +332,85 @@ async fn scans_run_either_way_on_both_streams() {
     assert_eq!(name, "ValueError");
     assert!(text.contains("opts.inclusive must be a boolean"), "{text}");
 }
+
+#[wasm_bindgen_test]
+async fn fast_norms_match_their_compositions_and_check_their_arguments() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[1.0, 2.0, 4.0, 8.0, -1.0, 0.0, 1.0, 2.0]),
+        options(&[("shape", floats(&[2.0, 4.0]))]),
+    )
+    .unwrap();
+    let w = float_array(&[1.0, 0.5, 2.0, -1.0]);
+    let b = float_array(&[0.0, 1.0, 0.0, -1.0]);
+    for stream in ["cpu", "gpu"] {
+        let y = tn::fast_layer_norm(
+            js_value(&x),
+            js_value(&w),
+            js_value(&b),
+            1e-5.into(),
+            on(stream),
+        )
+        .unwrap();
+        let got = to_vec(&y).await;
+        // Row 0: mean 3.75, variance 7.1875.
+        let s = 1.0 / (7.1875f32 + 1e-5).sqrt();
+        let want0 = [
+            (1.0 - 3.75) * s,
+            (2.0 - 3.75) * s * 0.5 + 1.0,
+            (4.0 - 3.75) * s * 2.0,
+            -(8.0 - 3.75) * s - 1.0,
+        ];
+        for (g, w) in got.iter().zip(want0) {
+            assert!(
+                (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+                "{got:?} on {stream}"
+            );
+        }
+        let r = tn::fast_rms_norm(js_value(&x), JsValue::NULL, 0.into(), on(stream)).unwrap();
+        let got = to_vec(&r).await;
+        let rms = (85.0f32 / 4.0).sqrt();
+        assert!((got[3] - 8.0 / rms).abs() < 1e-5, "{got:?} on {stream}");
+    }
+    let (name, text) = message(tn::fast_layer_norm(
+        js_value(&x),
+        js_value(&x),
+        JsValue::NULL,
+        1e-5.into(),
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ShapeError");
+    assert!(
+        text.contains("fast.layerNorm") && text.contains("weight") && text.contains("[4]"),
+        "{text}"
+    );
+    let (name, text) = message(tn::fast_rms_norm(
+        js_value(&x),
+        JsValue::NULL,
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("fast.rmsNorm") && text.contains("eps"),
+        "{text}"
+    );
+    let (name, text) = message(tn::fast_rms_norm(
+        js_value(&x),
+        3.into(),
+        1e-5.into(),
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("weight must be an NDArray or null") && text.contains("the number 3"),
+        "{text}"
+    );
+    let (name, _) = message(tn::fast_rms_norm(
+        js_value(&x),
+        JsValue::NULL,
+        1e-5.into(),
+        options(&[("strem", "gpu".into())]),
+    ));
+    assert_eq!(name, "ValueError");
+}

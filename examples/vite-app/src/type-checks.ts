@@ -2,6 +2,7 @@
 // if a result dtype, a typed array or an options object is typed wrongly. Nothing here runs,
 // and nothing imports this file.
 import * as tn from "tandem";
+import { var as variance } from "tandem";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function expect<T extends true>(): T | undefined {
@@ -24,6 +25,18 @@ export async function checks(): Promise<void> {
   expect<Equal<typeof u, tn.NDArray<"uint32">>>();
   expect<Equal<typeof b, tn.NDArray<"bool">>>();
   expect<Equal<typeof typed, tn.NDArray<"int32">>>();
+
+  // The model ops: `var` under a new name or as `tn.var`, `tn.fast.*`, scans and indexing.
+  expect<Equal<ReturnType<typeof variance>, tn.NDArray<"float32">>>();
+  expect<Equal<typeof tn.var, typeof variance>>();
+  const normed = tn.fast.layerNorm(f, null, null, 1e-5, { stream: "gpu" });
+  expect<Equal<typeof normed, tn.NDArray<"float32">>>();
+  expect<Equal<ReturnType<typeof tn.cumsum<"bool">>, tn.NDArray<"int32">>>();
+  const picked = tn.take(i, [0, -1], { axis: 0 });
+  expect<Equal<typeof picked, tn.NDArray<"int32">>>();
+  expect<Equal<ReturnType<typeof tn.floorDivide<typeof i, typeof i>>, tn.NDArray<"int32">>>();
+  // @ts-expect-error: takeAlongAxis takes an array of indices, not numbers
+  tn.takeAlongAxis(f, [0]);
 
   // tidy takes a synchronous function; an async one is a type error (and a ValueError).
   const kept = tn.tidy(() => tn.exp(f));

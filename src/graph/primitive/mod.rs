@@ -223,6 +223,15 @@ pub enum Primitive {
         reverse: bool,
         inclusive: bool,
     },
+    /// `tn.fast.layerNorm` (or `rmsNorm` when `rms`) over the float32 input's last axis, in
+    /// one pass of a row: inputs are x, then the weight and the bias where present (1-D, the
+    /// row's length). `eps` is kept as f32 bits so that primitives stay hashable.
+    Norm {
+        rms: bool,
+        weight: bool,
+        bias: bool,
+        eps: u32,
+    },
     /// MLX's `take_along_axis` on this axis: inputs are `x` and int32/uint32 indices of the
     /// same rank; the node's shape is their broadcast, with the indices' extent on the axis.
     /// Negative indices count from the end; out-of-range ones clamp (MLX's device rule).
@@ -250,6 +259,8 @@ impl Primitive {
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scan { op, .. } => op.name(),
+            Primitive::Norm { rms: true, .. } => "rmsNorm",
+            Primitive::Norm { .. } => "layerNorm",
             Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",
             Primitive::Random(_, _) => "randomNormal",
             Primitive::Fill(fill) => fill.name(),

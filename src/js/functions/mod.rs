@@ -174,6 +174,7 @@ pub(crate) use with_scans;
 mod creation;
 mod elementwise;
 pub mod exported;
+mod fast;
 mod indexing;
 mod matmul;
 mod reduce;
@@ -182,6 +183,7 @@ mod shape;
 
 pub use creation::*;
 pub use elementwise::*;
+pub use fast::*;
 pub use indexing::*;
 pub use matmul::*;
 pub use reduce::*;
