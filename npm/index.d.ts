@@ -438,6 +438,9 @@ export class NDArray<D extends DType = DType> {
   cummax(opts?: ScanOptions): NDArray<D>;
   cummin(opts?: ScanOptions): NDArray<D>;
   logcumsumexp(opts?: ScanOptions): NDArray<"float32">;
+  sort(opts?: SortOptions): NDArray<D>;
+  argsort(opts?: SortOptions): NDArray<"uint32">;
+  topk(k: number, opts?: SortOptions): NDArray<D>;
   take(indices: Indices, opts?: TakeOptions): NDArray<D>;
   takeAlongAxis(indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
   tril(k?: number, opts?: StreamOptions): NDArray<D>;
@@ -752,6 +755,21 @@ export declare namespace fast {
   /** `x / sqrt(mean(x^2) + eps) * weight` over the last axis (`float32`), one kernel a row. */
   function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
 }
+
+/** The options of `sort`, `argsort` and `topk`. */
+export interface SortOptions extends StreamOptions {
+  /** The axis to sort; the last when absent, and the flattened array for `null` (as in MLX). */
+  axis?: number | null;
+}
+/** `x` sorted along `opts.axis`: a stable sort (ties keep their order), NaN last, -0 equal to +0. */
+export function sort<D extends DType>(x: NDArray<D>, opts?: SortOptions): NDArray<D>;
+/** The positions that sort `x` along `opts.axis` (`uint32`); stable. */
+export function argsort(x: NDArray, opts?: SortOptions): NDArray<"uint32">;
+/**
+ * The `k` largest elements along `opts.axis`, in descending order (MLX allows any order; NaN
+ * counts as the largest, as there). `k` larger than the axis is a `ValueError`.
+ */
+export function topk<D extends DType>(x: NDArray<D>, k: number, opts?: SortOptions): NDArray<D>;
 
 /** The options of `var` and `std`. */
 export interface VarOptions extends ReduceOptions {

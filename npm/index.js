@@ -145,7 +145,8 @@ export let
   std = early("std"), any = early("any"), all = early("all"), tril = early("tril"),
   triu = early("triu"), outer = early("outer"), addmm = early("addmm"), take = early("take"),
   takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
-  cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp");
+  cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
+  sort = early("sort"), argsort = early("argsort"), topk = early("topk");
 
 // `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
 let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm");
@@ -180,7 +181,7 @@ function bind() {
     zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
-    logcumsumexp, fastLayerNorm, fastRmsNorm
+    logcumsumexp, fastLayerNorm, fastRmsNorm, sort, argsort, topk
   } = glue);
   compile = compileWith;
 }

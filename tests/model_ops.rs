@@ -151,6 +151,8 @@ fn model_ops_leave_memory_where_it_started() {
             ops::nan_to_num(&x, 0.0, None, None, device).unwrap(),
             ops::scan(ScanOp::Sum, &x, Some(0), true, false, device).unwrap(),
             ops::fast::layer_norm(&x, None, None, 1e-5, device).unwrap(),
+            ops::argsort(&x, Some(1), device).unwrap(),
+            ops::topk(&x, 2, None, device).unwrap(),
         ];
         pollster::block_on(runtime.evaluate(&results)).unwrap();
         for r in &results {
@@ -258,6 +260,50 @@ fn norms_match_the_cpu_on_random_rows() {
                 1e-4,
                 1e-5,
             );
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn sorts_match_the_cpu_on_random_lengths_with_ties_and_nan() {
+    let runtime = gpu_runtime();
+    let cases = (
+        prop_oneof![1usize..70, 900usize..3000],
+        1usize..4,
+        any::<u64>(),
+        0usize..3,
+    );
+    runner(60)
+        .run(&cases, |(len, rows, seed, what_kind)| {
+            let mut rng = Rng::new(seed);
+            let dtype =
+                [DType::Float32, DType::Int32, DType::Uint32, DType::Bool][seed as usize % 4];
+            // Few distinct values, so that ties are many; NaN and both zeros among the floats.
+            let words: Vec<u32> = (0..rows * len)
+                .map(|_| match (dtype, rng.next_u32() % 12) {
+                    (DType::Float32, 0) => f32::NAN.to_bits(),
+                    (DType::Float32, 1) => (-0.0f32).to_bits(),
+                    (DType::Float32, r) => (r as f32 - 6.0).to_bits(),
+                    (DType::Bool, r) => r & 1,
+                    (_, r) => r.wrapping_sub(5).wrapping_mul(0x1000_0001),
+                })
+                .collect();
+            let axis = if seed % 2 == 0 { 1 } else { 0 };
+            let shape = if axis == 1 {
+                vec![rows, len]
+            } else {
+                vec![len, rows]
+            };
+            let x = Array::from_words(words, &shape, dtype).unwrap();
+            let k = 1 + (seed as usize / 7) % len;
+            let what =
+                format!("kind {what_kind} {dtype:?} {shape:?} axis {axis} k {k} seed {seed}");
+            same_on_both(&runtime, &what, |d| match what_kind {
+                0 => ops::sort(&x, Some(axis), d),
+                1 => ops::argsort(&x, Some(axis), d),
+                _ => ops::topk(&x, k, Some(axis), d),
+            });
             Ok(())
         })
         .unwrap();

@@ -17,6 +17,7 @@ pub mod row_norm;
 pub mod scan;
 pub mod select;
 pub mod simd;
+pub mod sort;
 pub mod unary;
 
 use std::borrow::Cow;
@@ -92,6 +93,24 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::Fused(expr) => eval_fused(&expr, node, inputs, host),
         Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
+        Primitive::Scan { .. }
+        | Primitive::Norm { .. }
+        | Primitive::Sort { .. }
+        | Primitive::Gather(_) => eval_axis_op(&primitive, node, inputs, host),
+        Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
+        Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
+    }
+}
+
+/// The ops along an axis that models need: scans, norms and sorts along the last axis, and
+/// the gather.
+fn eval_axis_op(
+    primitive: &Primitive,
+    node: &Array,
+    inputs: &[Array],
+    host: &[HostInput],
+) -> Result<Vec<u32>> {
+    match *primitive {
         Primitive::Scan {
             op,
             reverse,
@@ -103,14 +122,18 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             bias,
             eps,
         } => eval_norm(node, inputs, host, (rms, weight, bias, f32::from_bits(eps))),
+        Primitive::Sort {
+            indices,
+            descending,
+            keep,
+        } => sort::eval(&inputs[0], &host[0], (indices, descending, keep)),
         Primitive::Gather(axis) => Ok(gather::gather(
             (inputs[0].shape(), &host[0]),
             (inputs[1].shape(), inputs[1].dtype(), &host[1]),
-            shape,
+            node.shape(),
             axis,
         )),
-        Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
-        Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
+        _ => unreachable!("eval sends only the axis ops here"),
     }
 }
 

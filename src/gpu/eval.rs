@@ -13,7 +13,7 @@ use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, select, unary,
+    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, select, sort, unary,
     vectorized,
 };
 use crate::graph::primitive::{Primitive, ReduceOp};
@@ -73,7 +73,41 @@ pub fn eval(
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
+        Primitive::Gather(_)
+        | Primitive::Sort { .. }
+        | Primitive::Norm { .. }
+        | Primitive::Scan { .. } => eval_axis_op(gpu, batch, &primitive, node, inputs, data),
+        Primitive::Random(key, distribution) => {
+            random::dispatch(gpu, batch, key, distribution, node.size())
+        }
+        Primitive::Fill(fill) => fill::dispatch(gpu, batch, fill, node.dtype(), node.shape()),
+    }
+}
+
+/// The ops along an axis that models need: the gather, and sorts, norms and scans along the
+/// last axis.
+fn eval_axis_op(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    primitive: &Primitive,
+    node: &Array,
+    inputs: &[Array],
+    data: &[GpuInput],
+) -> Result<GpuBuffer> {
+    match *primitive {
         Primitive::Gather(axis) => gather::dispatch(gpu, batch, node, axis, inputs, data),
+        Primitive::Sort {
+            indices,
+            descending,
+            keep,
+        } => {
+            let output = sort::SortOutput {
+                indices,
+                descending,
+                keep,
+            };
+            sort::eval(gpu, batch, &inputs[0], &data[0], output)
+        }
         Primitive::Norm {
             rms,
             weight,
@@ -98,15 +132,12 @@ pub fn eval(
                 op,
                 reverse,
                 inclusive,
-                input: dtypes[0],
-                out,
+                input: inputs[0].dtype(),
+                out: node.dtype(),
             };
             scan::eval(gpu, batch, scan, &inputs[0], &data[0])
         }
-        Primitive::Random(key, distribution) => {
-            random::dispatch(gpu, batch, key, distribution, node.size())
-        }
-        Primitive::Fill(fill) => fill::dispatch(gpu, batch, fill, node.dtype(), node.shape()),
+        _ => unreachable!("eval sends only the axis ops here"),
     }
 }
 

@@ -20,6 +20,7 @@ pub mod reduce;
 pub mod row_norm;
 pub mod scan;
 pub mod select;
+pub mod sort;
 pub mod unary;
 pub mod vectorized;
 

@@ -91,6 +91,21 @@ impl NdArray {
         ops::take_along_axis(self, indices, opts)
     }
 
+    /// `sort(this, opts?)`.
+    pub fn sort(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::sort(self, opts)
+    }
+
+    /// `argsort(this, opts?)`.
+    pub fn argsort(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::argsort(self, opts)
+    }
+
+    /// `topk(this, k, opts?)`.
+    pub fn topk(&self, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::topk(self, k, opts)
+    }
+
     /// `var(this, opts?)`.
     #[wasm_bindgen(js_name = "var")]
     pub fn var(&self, opts: JsValue) -> JsResult<NdArray> {

@@ -10,6 +10,7 @@ pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod shape;
+pub mod sort;
 pub mod statistics;
 pub mod triangle;
 pub mod unary;
@@ -24,6 +25,7 @@ pub use shape::{
     SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
     stack, transpose,
 };
+pub use sort::{argsort, sort, topk};
 pub use statistics::{all, any, std, var};
 pub use triangle::{tril, triu};
 pub use unary::{astype, nan_to_num, unary};

@@ -100,6 +100,8 @@ def cases(g):
     scan_cases(g)
     layer_norm_cases(g)
     rms_norm_cases(g)
+    sort_cases(g)
+    topk_cases(g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1060,8 +1062,6 @@ def einsum_cases(g):
 PENDING = {
     "putAlongAxis": put_along_axis_cases,          # putAlongAxis
     "sliceUpdate": slice_update_cases,             # sliceUpdate
-    "sort": sort_cases,                            # sort, argsort
-    "topk": topk_cases,                            # topk
     "rope": rope_cases,                            # rope
     "scaledDotProductAttention": sdpa_cases,       # scaledDotProductAttention
     "conv": conv_cases,                            # conv1d, conv2d

@@ -412,6 +412,20 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 device,
             ))
         }
+        "sort" | "argsort" => {
+            let axis = params["axis"].as_i64().map(|a| a as isize);
+            one(if op == "sort" {
+                ops::sort(&x[0], axis, device)
+            } else {
+                ops::argsort(&x[0], axis, device)
+            })
+        }
+        "topk" => one(ops::topk(
+            &x[0],
+            params["k"].as_u64().unwrap() as usize,
+            params["axis"].as_i64().map(|a| a as isize),
+            device,
+        )),
         "layerNorm" | "rmsNorm" => {
             let flag = |k: &str| params[k].as_bool().unwrap_or(false);
             let eps = params["eps"].as_f64().unwrap() as f32;

@@ -414,3 +414,58 @@ async fn fast_norms_match_their_compositions_and_check_their_arguments() {
     ));
     assert_eq!(name, "ValueError");
 }
+
+#[wasm_bindgen_test]
+async fn sorts_take_the_last_axis_by_default_and_null_for_flattened() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[3.0, f64::NAN, 1.0, 0.0, -2.0, 5.0]),
+        options(&[("shape", floats(&[2.0, 3.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let rows = ex::sort(js_value(&x), on(stream)).unwrap();
+        let got = to_vec(&rows).await;
+        assert_eq!(
+            (got[0], got[1], got[3], got[4], got[5]),
+            (1.0, 3.0, -2.0, 0.0, 5.0),
+            "{stream}"
+        );
+        assert!(got[2].is_nan());
+        let flat = x
+            .sort(options(&[
+                ("axis", JsValue::NULL),
+                ("stream", stream.into()),
+            ]))
+            .unwrap();
+        assert_eq!(flat.shape().unwrap().length(), 1);
+        let order = ex::argsort(
+            js_value(&x),
+            options(&[("axis", 0.into()), ("stream", stream.into())]),
+        )
+        .unwrap();
+        let typed = JsFuture::from(order.to_array()).await.unwrap();
+        assert_eq!(
+            typed.dyn_into::<js_sys::Uint32Array>().unwrap().to_vec(),
+            vec![1, 1, 0, 0, 0, 1]
+        );
+        let top = x.topk(2.into(), on(stream)).unwrap();
+        let got = to_vec(&top).await;
+        assert!(
+            got[0].is_nan() && got[1] == 3.0 && got[2] == 5.0 && got[3] == 0.0,
+            "{got:?} {stream}"
+        );
+    }
+    let (name, text) = message(ex::topk(js_value(&x), 4.into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("topk") && text.contains("k = 4"), "{text}");
+    let (name, text) = message(ex::topk(js_value(&x), (-1).into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("topk") && text.contains("k"), "{text}");
+    let (name, text) = message(ex::sort(
+        js_value(&x),
+        options(&[("axis", floats(&[0.0, 1.0]))]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("one axis or null"), "{text}");
+}

@@ -232,6 +232,14 @@ pub enum Primitive {
         bias: bool,
         eps: u32,
     },
+    /// A stable sort along the input's last axis, NaN last (-0 and +0 equal): the first
+    /// `keep` of each sorted row, or with `descending` the last `keep` from the end, as
+    /// values or (`indices`) uint32 positions in the row.
+    Sort {
+        indices: bool,
+        descending: bool,
+        keep: usize,
+    },
     /// MLX's `take_along_axis` on this axis: inputs are `x` and int32/uint32 indices of the
     /// same rank; the node's shape is their broadcast, with the indices' extent on the axis.
     /// Negative indices count from the end; out-of-range ones clamp (MLX's device rule).
@@ -259,6 +267,11 @@ impl Primitive {
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scan { op, .. } => op.name(),
+            Primitive::Sort { indices: true, .. } => "argsort",
+            Primitive::Sort {
+                descending: true, ..
+            } => "topk",
+            Primitive::Sort { .. } => "sort",
             Primitive::Norm { rms: true, .. } => "rmsNorm",
             Primitive::Norm { .. } => "layerNorm",
             Primitive::Random(_, Distribution::Uniform { .. }) => "randomUniform",

@@ -91,6 +91,10 @@ export! {
         "take" take(x; indices: JsValue, opts: JsValue) -> NdArray;
     "`takeAlongAxis(x, indices, {axis?, stream?})`.",
         "takeAlongAxis" take_along_axis(x; indices: JsValue, opts: JsValue) -> NdArray;
+    "`sort(x, {axis?, stream?})`: stable, NaN last; `axis: null` sorts the flattened array.",
+        "sort" sort(x; opts: JsValue) -> NdArray;
+    "`argsort(x, {axis?, stream?})`.", "argsort" argsort(x; opts: JsValue) -> NdArray;
+    "`topk(x, k, {axis?, stream?})`: descending.", "topk" topk(x; k: JsValue, opts: JsValue) -> NdArray;
     "`tril(x, k?, {stream?})`.", "tril" tril(x; k: JsValue, opts: JsValue) -> NdArray;
     "`triu(x, k?, {stream?})`.", "triu" triu(x; k: JsValue, opts: JsValue) -> NdArray;
     "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;

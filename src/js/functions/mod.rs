@@ -180,6 +180,7 @@ mod matmul;
 mod reduce;
 mod scan;
 mod shape;
+mod sort;
 
 pub use creation::*;
 pub use elementwise::*;
@@ -189,3 +190,4 @@ pub use matmul::*;
 pub use reduce::*;
 pub use scan::*;
 pub use shape::*;
+pub use sort::*;

@@ -325,13 +325,18 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
         // Two slots: the reductions and scans are many.
         9 | 15 => {
             let name = UNARY[ELEMENTWISE + rng.below(UNARY.len() - ELEMENTWISE)].0;
-            if name.starts_with("cum") || name == "logcumsumexp" {
-                // Scans take one axis (or none: the flattened array) and a direction.
+            let sorts = name == "sort" || name == "argsort";
+            if name.starts_with("cum") || name == "logcumsumexp" || sorts {
+                // Scans and sorts take one axis (or, for sorts, null: the flattened array).
                 if rank > 0 && rng.chance(70) {
                     opts.push(("axis", Arg::Num(axis(rng, rank) as f64)));
+                } else if sorts && rng.chance(50) {
+                    opts.push(("axis", Arg::Null));
                 }
-                opts.push(("reverse", Arg::Bool(rng.chance(50))));
-                opts.push(("inclusive", Arg::Bool(rng.chance(50))));
+                if !sorts {
+                    opts.push(("reverse", Arg::Bool(rng.chance(50))));
+                    opts.push(("inclusive", Arg::Bool(rng.chance(50))));
+                }
                 return vec![Step::Make {
                     call: Call {
                         op: name,

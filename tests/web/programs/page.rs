@@ -19,7 +19,7 @@ type Binary = fn(JsValue, JsValue, JsValue) -> Result<NdArray, JsValue>;
 pub const ELEMENTWISE: usize = 38;
 
 /// The unary ops, and the reductions that take only `x` and options, by JS name.
-pub const UNARY: [(&str, Unary); 56] = [
+pub const UNARY: [(&str, Unary); 58] = [
     ("abs", ex::abs),
     ("neg", ex::neg),
     ("sign", ex::sign),
@@ -76,6 +76,8 @@ pub const UNARY: [(&str, Unary); 56] = [
     ("cummax", ex::cummax),
     ("cummin", ex::cummin),
     ("logcumsumexp", ex::logcumsumexp),
+    ("sort", ex::sort),
+    ("argsort", ex::argsort),
 ];
 
 /// The binary ops, by JS name; either operand may be a number or a boolean.
