@@ -754,6 +754,38 @@ export declare namespace fast {
   function layerNorm(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
   /** `x / sqrt(mean(x^2) + eps) * weight` over the last axis (`float32`), one kernel a row. */
   function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
+  /** The options of `rope`. */
+  interface RopeOptions extends StreamOptions {
+    /** Rotate neighbouring pairs (GPT-J) instead of the two halves (GPT-NeoX); false when absent. */
+    traditional?: boolean;
+    /** The frequencies' base; 10000 when absent. */
+    base?: number;
+    /** Positions are multiplied by it; 1 when absent. */
+    scale?: number;
+    /** The first position; 0 when absent (a decoding step passes the cache's length). */
+    offset?: number;
+  }
+  /**
+   * Rotary position embedding (MLX's `fast.rope`): the first `dims` features of the last axis
+   * rotated by position along the second-to-last axis; `x` has at least 3 axes.
+   */
+  function rope(x: NDArray, dims: number, opts?: RopeOptions): NDArray<"float32">;
+  /** The options of `scaledDotProductAttention`. */
+  interface AttentionOptions extends StreamOptions {
+    /** The scores' factor; `1 / sqrt(D)` when absent. */
+    scale?: number;
+    /**
+     * `"causal"` (query i sees keys up to i + S - L, aligned to the bottom right as in MLX), an
+     * additive float array, or a bool array (true: attend); broadcast to `[B, Hq, L, S]`.
+     */
+    mask?: "causal" | NDArray | null;
+  }
+  /**
+   * `softmax(q kᵀ * scale + mask) v` for q `[B, Hq, L, D]`, k `[B, Hkv, S, D]` and v
+   * `[B, Hkv, S, Dv]`, with `Hq` a multiple of `Hkv` (grouped-query attention). Composed of
+   * matmuls and one fused softmax for now.
+   */
+  function scaledDotProductAttention(q: NDArray, k: NDArray, v: NDArray, opts?: AttentionOptions): NDArray<"float32">;
 }
 
 /** The options of `sort`, `argsort` and `topk`. */

@@ -149,10 +149,14 @@ export let
   sort = early("sort"), argsort = early("argsort"), topk = early("topk");
 
 // `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
-let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm");
+let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm"),
+  fastRope = early("fast.rope"),
+  fastScaledDotProductAttention = early("fast.scaledDotProductAttention");
 export const fast = Object.freeze({
   layerNorm: (...args) => fastLayerNorm(...args),
   rmsNorm: (...args) => fastRmsNorm(...args),
+  rope: (...args) => fastRope(...args),
+  scaledDotProductAttention: (...args) => fastScaledDotProductAttention(...args),
 });
 
 // `var` is a reserved word: the glue calls it `variance`, and the package exports it as `var`
@@ -181,7 +185,8 @@ function bind() {
     zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
-    logcumsumexp, fastLayerNorm, fastRmsNorm, sort, argsort, topk
+    logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
+    argsort, topk
   } = glue);
   compile = compileWith;
 }

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use tandem::graph::primitive::ScanOp;
 use tandem::memory::{Scope, stats};
+use tandem::ops::fast::AttentionMask;
 use tandem::{Array, DType, Device, Runtime, ops};
 
 fn runner(cases: u32) -> TestRunner {
@@ -142,6 +143,14 @@ fn model_ops_leave_memory_where_it_started() {
     for device in [Device::Cpu, Device::Gpu] {
         let x = ops::random::uniform(&[4, 6, 5], [7, 1], -1.0, 1.0, device).unwrap();
         let idx = Array::from_slice(&[3i32, -1, 0], &[3]).unwrap();
+        let q = ops::reshape(&x, &[2, 2, 6, 5], device).unwrap();
+        let rope = ops::fast::Rope {
+            dims: 4,
+            traditional: true,
+            base: 100.0,
+            scale: 1.0,
+            offset: 3,
+        };
         let results = [
             ops::take(&x, &idx, Some(1), device).unwrap(),
             ops::take(&x, &idx, None, device).unwrap(),
@@ -153,6 +162,9 @@ fn model_ops_leave_memory_where_it_started() {
             ops::fast::layer_norm(&x, None, None, 1e-5, device).unwrap(),
             ops::argsort(&x, Some(1), device).unwrap(),
             ops::topk(&x, 2, None, device).unwrap(),
+            ops::fast::rope(&x, &rope, device).unwrap(),
+            ops::fast::scaled_dot_product_attention(&q, &q, &q, 0.5, AttentionMask::Causal, device)
+                .unwrap(),
         ];
         pollster::block_on(runtime.evaluate(&results)).unwrap();
         for r in &results {

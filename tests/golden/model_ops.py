@@ -102,6 +102,8 @@ def cases(g):
     rms_norm_cases(g)
     sort_cases(g)
     topk_cases(g)
+    rope_cases(g)
+    sdpa_cases(g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1062,8 +1064,6 @@ def einsum_cases(g):
 PENDING = {
     "putAlongAxis": put_along_axis_cases,          # putAlongAxis
     "sliceUpdate": slice_update_cases,             # sliceUpdate
-    "rope": rope_cases,                            # rope
-    "scaledDotProductAttention": sdpa_cases,       # scaledDotProductAttention
     "conv": conv_cases,                            # conv1d, conv2d
     "convTranspose": conv_transpose_cases,         # convTranspose1d, convTranspose2d
     "pad": pad_cases,                              # pad

@@ -426,6 +426,29 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             params["axis"].as_i64().map(|a| a as isize),
             device,
         )),
+        "rope" => {
+            let rope = ops::fast::Rope {
+                dims: params["dims"].as_u64().unwrap() as usize,
+                traditional: params["traditional"].as_bool().unwrap(),
+                base: params["base"].as_f64().unwrap() as f32,
+                scale: params["scale"].as_f64().unwrap() as f32,
+                offset: params["offset"].as_i64().unwrap(),
+            };
+            one(ops::fast::rope(&x[0], &rope, device))
+        }
+        "scaledDotProductAttention" => {
+            use ops::fast::AttentionMask;
+            let mask = match params["mask"].as_str() {
+                Some("causal") => AttentionMask::Causal,
+                Some("array") => AttentionMask::Additive(&x[3]),
+                Some("boolArray") => AttentionMask::Keep(&x[3]),
+                _ => AttentionMask::None,
+            };
+            let scale = params["scale"].as_f64().unwrap() as f32;
+            one(ops::fast::scaled_dot_product_attention(
+                &x[0], &x[1], &x[2], scale, mask, device,
+            ))
+        }
         "layerNorm" | "rmsNorm" => {
             let flag = |k: &str| params[k].as_bool().unwrap_or(false);
             let eps = params["eps"].as_f64().unwrap() as f32;

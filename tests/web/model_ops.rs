@@ -469,3 +469,88 @@ async fn sorts_take_the_last_axis_by_default_and_null_for_flattened() {
     assert_eq!(name, "ValueError");
     assert!(text.contains("one axis or null"), "{text}");
 }
+
+#[wasm_bindgen_test]
+async fn attention_and_rope_take_their_masks_and_options() {
+    runtime_info().await;
+    let shape = |dims: &[f64]| options(&[("shape", floats(dims))]);
+    let q = tn::array(floats(&[1.0, 0.0, 0.0, 1.0]), shape(&[1.0, 1.0, 2.0, 2.0])).unwrap();
+    let v = tn::array(floats(&[1.0, 2.0, 3.0, 4.0]), shape(&[1.0, 1.0, 2.0, 2.0])).unwrap();
+    for stream in ["cpu", "gpu"] {
+        // Causal: the first query sees only the first key, so it reads v's first row.
+        let opts = options(&[("mask", "causal".into()), ("stream", stream.into())]);
+        let out =
+            tn::fast_scaled_dot_product_attention(js_value(&q), js_value(&q), js_value(&v), opts)
+                .unwrap();
+        let got = to_vec(&out).await;
+        assert_eq!(&got[..2], &[1.0, 2.0], "{stream}");
+        let keep = tn::array(
+            floats(&[0.0, 1.0, 1.0, 1.0]),
+            options(&[("dtype", "bool".into()), ("shape", floats(&[2.0, 2.0]))]),
+        )
+        .unwrap();
+        let opts = options(&[
+            ("mask", js_value(&keep)),
+            ("scale", 1.into()),
+            ("stream", stream.into()),
+        ]);
+        let out =
+            tn::fast_scaled_dot_product_attention(js_value(&q), js_value(&q), js_value(&v), opts)
+                .unwrap();
+        assert_eq!(&to_vec(&out).await[..2], &[3.0, 4.0], "{stream}");
+        let x = tn::array(floats(&[1.0, 0.0, 1.0, 0.0]), shape(&[1.0, 2.0, 2.0])).unwrap();
+        let rotated = tn::fast_rope(
+            js_value(&x),
+            2.into(),
+            options(&[("offset", 1.into()), ("stream", stream.into())]),
+        )
+        .unwrap();
+        let got = to_vec(&rotated).await;
+        // Positions 1 and 2: (cos p, sin p).
+        for (g, w) in got
+            .iter()
+            .zip([1f32.cos(), 1f32.sin(), 2f32.cos(), 2f32.sin()])
+        {
+            assert!((g - w).abs() < 1e-6, "{got:?} on {stream}");
+        }
+    }
+    let (name, text) = message(tn::fast_scaled_dot_product_attention(
+        js_value(&q),
+        js_value(&q),
+        js_value(&v),
+        options(&[("mask", "upper".into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("opts.mask") && text.contains("causal"),
+        "{text}"
+    );
+    let flat = float_array(&[1.0, 2.0]);
+    let (name, text) = message(tn::fast_scaled_dot_product_attention(
+        js_value(&flat),
+        js_value(&q),
+        js_value(&v),
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ShapeError");
+    assert!(
+        text.contains("[B, Hq, L, D]") && text.contains("[2]"),
+        "{text}"
+    );
+    let (name, text) = message(tn::fast_rope(js_value(&q), 3.into(), JsValue::UNDEFINED));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("fast.rope") && text.contains("dims 3"),
+        "{text}"
+    );
+    let (name, text) = message(tn::fast_rope(
+        js_value(&q),
+        2.into(),
+        options(&[("theta", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("\"theta\"") && text.contains("traditional, base, scale, offset, stream"),
+        "{text}"
+    );
+}

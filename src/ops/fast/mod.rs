@@ -1,5 +1,10 @@
 //! MLX's `mx.fast` layers, as `tn.fast.*`: each is what the same composition of plain ops
-//! gives, computed in fewer kernels. `layerNorm` and `rmsNorm` are one kernel a row.
+//! gives, computed in fewer kernels. `layerNorm` and `rmsNorm` are one kernel a row;
+//! attention and rope are compositions for now (see `attention.rs`).
+
+mod attention;
+
+pub use attention::{AttentionMask, Rope, rope, scaled_dot_product_attention};
 
 use crate::array::Array;
 use crate::dtype::DType;
@@ -10,7 +15,7 @@ use crate::ops::astype;
 use crate::stream::Stream;
 
 /// `x` as float32 (a copy node only when it is not).
-fn floats(x: &Array, stream: Stream) -> Array {
+pub(crate) fn floats(x: &Array, stream: Stream) -> Array {
     if x.dtype() == DType::Float32 {
         x.clone()
     } else {
