@@ -825,6 +825,27 @@ export function all(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
 export function matmul(a: NDArray, b: NDArray, opts?: StreamOptions): NDArray<"float32">;
 /** The outer product of `a` and `b` flattened: shape `[a.size, b.size]`, promoted dtype. */
 export function outer<A extends NDArray, B extends NDArray>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The options of `conv1d` and `conv2d`: each is a number, or one per spatial axis. */
+export interface ConvOptions extends StreamOptions {
+  /** The step between windows; 1 when absent. */
+  stride?: number | readonly number[];
+  /** Zeros added on both sides of each spatial axis; 0 when absent. */
+  padding?: number | readonly number[];
+  /** The step between a window's taps; 1 when absent. */
+  dilation?: number | readonly number[];
+  /** Input and output channels split into this many independent groups; 1 when absent. */
+  groups?: number;
+}
+/**
+ * 1-D convolution, channels last (MLX's layout): input `[N, L, C]`, weight `[O, K, C/groups]`,
+ * result `[N, L', O]` (`float32`).
+ */
+export function conv1d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<"float32">;
+/**
+ * 2-D convolution, channels last: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`, result
+ * `[N, H', W', O]` (`float32`). For now an im2col copy and one batched matmul.
+ */
+export function conv2d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<"float32">;
 /** The options of `addmm`. */
 export interface AddmmOptions extends StreamOptions {
   /** The product's factor; 1 when absent. */

@@ -146,7 +146,8 @@ export let
   triu = early("triu"), outer = early("outer"), addmm = early("addmm"), take = early("take"),
   takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
-  sort = early("sort"), argsort = early("argsort"), topk = early("topk");
+  sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
+  conv2d = early("conv2d");
 
 // `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
 let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm"),
@@ -186,7 +187,7 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk
+    argsort, topk, conv1d, conv2d
   } = glue);
   compile = compileWith;
 }

@@ -144,6 +144,12 @@ fn model_ops_leave_memory_where_it_started() {
         let x = ops::random::uniform(&[4, 6, 5], [7, 1], -1.0, 1.0, device).unwrap();
         let idx = Array::from_slice(&[3i32, -1, 0], &[3]).unwrap();
         let q = ops::reshape(&x, &[2, 2, 6, 5], device).unwrap();
+        let conv = ops::conv::ConvParams {
+            stride: vec![1, 2],
+            padding: vec![1, 0],
+            dilation: vec![1, 1],
+            groups: 1,
+        };
         let rope = ops::fast::Rope {
             dims: 4,
             traditional: true,
@@ -165,6 +171,7 @@ fn model_ops_leave_memory_where_it_started() {
             ops::fast::rope(&x, &rope, device).unwrap(),
             ops::fast::scaled_dot_product_attention(&q, &q, &q, 0.5, AttentionMask::Causal, device)
                 .unwrap(),
+            ops::conv::conv("conv2d", &q, &q, &conv, device).unwrap(),
         ];
         pollster::block_on(runtime.evaluate(&results)).unwrap();
         for r in &results {
@@ -316,6 +323,50 @@ fn sorts_match_the_cpu_on_random_lengths_with_ties_and_nan() {
                 1 => ops::argsort(&x, Some(axis), d),
                 _ => ops::topk(&x, k, Some(axis), d),
             });
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn convolutions_match_the_cpu_with_random_strides_padding_dilation_and_groups() {
+    let runtime = gpu_runtime();
+    let cases = (
+        any::<u64>(),
+        1usize..3,
+        1usize..3,
+        1usize..4,
+        0usize..3,
+        1usize..3,
+        any::<bool>(),
+    );
+    runner(40)
+        .run(&cases, |(seed, n, groups, stride, padding, dilation, two_d)| {
+            let mut rng = Rng::new(seed);
+            let (c, o) = (groups * (1 + rng.next_u32() as usize % 3), groups * (1 + rng.next_u32() as usize % 3));
+            let k = 1 + rng.next_u32() as usize % 3;
+            let size = dilation * (k - 1) + 1 + rng.next_u32() as usize % 6;
+            let spatial = if two_d { 2 } else { 1 };
+            let mut xs = vec![n];
+            xs.extend(std::iter::repeat_n(size, spatial));
+            xs.push(c);
+            let mut ws = vec![o];
+            ws.extend(std::iter::repeat_n(k, spatial));
+            ws.push(c / groups);
+            let mut floats = |shape: &[usize]| {
+                let v: Vec<f32> = (0..shape.iter().product()).map(|_| rng.uniform(-1.0, 1.0)).collect();
+                Array::from_f32(&v, shape).unwrap()
+            };
+            let (x, w) = (floats(&xs), floats(&ws));
+            let params = ops::conv::ConvParams {
+                stride: vec![stride; spatial],
+                padding: vec![padding; spatial],
+                dilation: vec![dilation; spatial],
+                groups,
+            };
+            let what = format!("x {xs:?} w {ws:?} stride {stride} padding {padding} dilation {dilation} groups {groups}");
+            let (gpu, cpu) = [Device::Gpu, Device::Cpu].map(|d| ops::conv::conv("conv", &x, &w, &params, d).unwrap()).into();
+            assert_matches(&what, DType::Float32, &words(&runtime, &gpu), &words(&runtime, &cpu), 1e-5, 1e-5);
             Ok(())
         })
         .unwrap();

@@ -2,6 +2,7 @@
 //! compute nothing.
 
 pub mod binary;
+pub mod conv;
 pub mod creation;
 pub mod fast;
 pub mod indexing;

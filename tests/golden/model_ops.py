@@ -104,6 +104,7 @@ def cases(g):
     topk_cases(g)
     rope_cases(g)
     sdpa_cases(g)
+    conv_cases(g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1064,7 +1065,6 @@ def einsum_cases(g):
 PENDING = {
     "putAlongAxis": put_along_axis_cases,          # putAlongAxis
     "sliceUpdate": slice_update_cases,             # sliceUpdate
-    "conv": conv_cases,                            # conv1d, conv2d
     "convTranspose": conv_transpose_cases,         # convTranspose1d, convTranspose2d
     "pad": pad_cases,                              # pad
     "tile": tile_cases,                            # tile

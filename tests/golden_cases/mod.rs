@@ -426,6 +426,25 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             params["axis"].as_i64().map(|a| a as isize),
             device,
         )),
+        "conv1d" | "conv2d" => {
+            let spatial = x[0].ndim() - 2;
+            let each = |k: &str, default: usize| -> Vec<usize> {
+                match &params[k] {
+                    Value::Array(list) => {
+                        list.iter().map(|v| v.as_u64().unwrap() as usize).collect()
+                    }
+                    Value::Null => vec![default; spatial],
+                    v => vec![v.as_u64().unwrap() as usize; spatial],
+                }
+            };
+            let conv = ops::conv::ConvParams {
+                stride: each("stride", 1),
+                padding: each("padding", 0),
+                dilation: each("dilation", 1),
+                groups: params["groups"].as_u64().unwrap_or(1) as usize,
+            };
+            one(ops::conv::conv(op, &x[0], &x[1], &conv, device))
+        }
         "rope" => {
             let rope = ops::fast::Rope {
                 dims: params["dims"].as_u64().unwrap() as usize,

@@ -554,3 +554,54 @@ async fn attention_and_rope_take_their_masks_and_options() {
         "{text}"
     );
 }
+
+#[wasm_bindgen_test]
+async fn convolutions_take_numbers_or_lists_and_name_bad_shapes() {
+    runtime_info().await;
+    let shape = |dims: &[f64]| options(&[("shape", floats(dims))]);
+    // A 1x3x3x1 image of 1..9 and a 1x2x2x1 box filter.
+    let x = tn::array(
+        floats(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]),
+        shape(&[1.0, 3.0, 3.0, 1.0]),
+    )
+    .unwrap();
+    let w = tn::ones(floats(&[1.0, 2.0, 2.0, 1.0]), JsValue::UNDEFINED).unwrap();
+    for stream in ["cpu", "gpu"] {
+        let y = ex::conv2d(js_value(&x), js_value(&w), on(stream)).unwrap();
+        assert_eq!(to_vec(&y).await, vec![12.0, 16.0, 24.0, 28.0], "{stream}");
+        let opts = options(&[
+            ("padding", floats(&[1.0, 0.0])),
+            ("stride", 2.into()),
+            ("stream", stream.into()),
+        ]);
+        let y = ex::conv2d(js_value(&x), js_value(&w), opts).unwrap();
+        assert_eq!(to_vec(&y).await, vec![3.0, 24.0], "{stream}");
+    }
+    let (name, text) = message(ex::conv2d(
+        js_value(&x),
+        js_value(&w),
+        options(&[("padding", floats(&[1.0]))]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("conv2d") && text.contains("opts.padding") && text.contains("list of 2"),
+        "{text}"
+    );
+    let (name, text) = message(ex::conv1d(js_value(&x), js_value(&w), JsValue::UNDEFINED));
+    assert_eq!(name, "ShapeError");
+    assert!(text.contains("conv1d") && text.contains("3 axes"), "{text}");
+    let (name, text) = message(ex::conv2d(
+        js_value(&x),
+        js_value(&w),
+        options(&[("groups", 2.into())]),
+    ));
+    assert_eq!(name, "ShapeError");
+    assert!(text.contains("groups"), "{text}");
+    let (name, text) = message(ex::conv2d(
+        js_value(&x),
+        js_value(&w),
+        options(&[("dilation", 3.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("kernel spans 4"), "{text}");
+}

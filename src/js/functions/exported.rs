@@ -100,6 +100,10 @@ export! {
     "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;
     "`addmm(c, a, b, {alpha?, beta?, stream?})`.",
         "addmm" addmm(c, a, b; opts: JsValue) -> NdArray;
+    "`conv1d(input, weight, {stride?, padding?, dilation?, groups?, stream?})`, channels last.",
+        "conv1d" conv1d(x, w; opts: JsValue) -> NdArray;
+    "`conv2d(input, weight, {stride?, padding?, dilation?, groups?, stream?})`, channels last.",
+        "conv2d" conv2d(x, w; opts: JsValue) -> NdArray;
     "`matmul(a, b, {stream?})`: batched, with broadcasting of batch axes; float32.",
         "matmul" matmul(a, b; opts: JsValue) -> NdArray;
 }

@@ -171,6 +171,7 @@ macro_rules! with_scans {
 }
 pub(crate) use with_scans;
 
+mod conv;
 mod creation;
 mod elementwise;
 pub mod exported;
@@ -182,6 +183,7 @@ mod scan;
 mod shape;
 mod sort;
 
+pub use conv::*;
 pub use creation::*;
 pub use elementwise::*;
 pub use fast::*;

@@ -1,0 +1,155 @@
+//! Convolution, channels last as in MLX: input `[N, *spatial, C]`, weight
+//! `[O, *kernel, C / groups]`. For now an im2col composition: the zero-padded input's taps
+//! (strided slice views) stacked into `[groups, N * out, taps * C / groups]` and one batched
+//! matmul with the weight; the im2col copy is an array like any other, so its memory counts.
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::graph::shape::fmt_shape;
+use crate::ops::{astype, concatenate, matmul, reshape, slice, stack, transpose, zeros};
+use crate::stream::Stream;
+
+/// A convolution's parameters, one per spatial axis.
+pub struct ConvParams {
+    pub stride: Vec<usize>,
+    pub padding: Vec<usize>,
+    pub dilation: Vec<usize>,
+    pub groups: usize,
+}
+
+fn fail(op: &str, what: String) -> Error {
+    Error::Value(format!("{op}: {what}"))
+}
+
+/// Checks the shapes and returns each spatial axis's output length.
+fn output_sizes(op: &str, x: &Array, w: &Array, p: &ConvParams) -> Result<Vec<usize>> {
+    let spatial = x.ndim().saturating_sub(2);
+    if x.ndim() < 3 || w.ndim() != x.ndim() {
+        return Err(Error::Shape(format!(
+            "{op}: input [N, *spatial, C] and weight [O, *kernel, C/groups] of one rank, got {} and {}",
+            fmt_shape(x.shape()),
+            fmt_shape(w.shape())
+        )));
+    }
+    let (c, o, cg) = (
+        x.shape()[x.ndim() - 1],
+        w.shape()[0],
+        w.shape()[w.ndim() - 1],
+    );
+    let g = p.groups;
+    if g == 0 || c % g != 0 || o % g != 0 || cg * g != c {
+        return Err(Error::Shape(format!(
+            "{op}: {c} input channels and {o} filters in {g} groups need weights of {} channels, \
+             got weight shape {}",
+            c.checked_div(g).unwrap_or(0),
+            fmt_shape(w.shape())
+        )));
+    }
+    let lists = [&p.stride, &p.padding, &p.dilation];
+    if lists.iter().any(|l| l.len() != spatial) || p.stride.contains(&0) || p.dilation.contains(&0)
+    {
+        return Err(fail(
+            op,
+            format!(
+                "stride, padding and dilation need {spatial} values each, strides and dilations from 1"
+            ),
+        ));
+    }
+    (0..spatial)
+        .map(|i| {
+            let (size, k) = (x.shape()[1 + i] + 2 * p.padding[i], w.shape()[1 + i]);
+            let span = p.dilation[i] * (k.max(1) - 1) + 1;
+            if k == 0 || span > size {
+                return Err(fail(op, format!(
+                    "the kernel spans {span} on spatial axis {i}, more than the padded input's {size}"
+                )));
+            }
+            Ok((size - span) / p.stride[i] + 1)
+        })
+        .collect()
+}
+
+/// `x` with `before` and `after` zeros on `axis`.
+fn pad_axis(x: &Array, axis: usize, amount: usize, stream: Stream) -> Result<Array> {
+    if amount == 0 {
+        return Ok(x.clone());
+    }
+    let mut shape = x.shape().to_vec();
+    shape[axis] = amount;
+    let edge = zeros(&shape, x.dtype(), stream)?;
+    concatenate(&[edge.clone(), x.clone(), edge], axis as isize, stream)
+}
+
+/// A convolution of any number of spatial axes.
+pub fn conv(
+    op: &str,
+    x: &Array,
+    w: &Array,
+    p: &ConvParams,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    let out = output_sizes(op, x, w, p)?;
+    let as_float = |a: &Array| {
+        if a.dtype() == DType::Float32 {
+            a.clone()
+        } else {
+            astype(a, DType::Float32, stream)
+        }
+    };
+    let mut padded = as_float(x);
+    for (i, &amount) in p.padding.iter().enumerate() {
+        padded = pad_axis(&padded, 1 + i, amount, stream)?;
+    }
+    let (n, c, o, g) = (
+        x.shape()[0],
+        x.shape()[x.ndim() - 1],
+        w.shape()[0],
+        p.groups,
+    );
+    let kernel = &w.shape()[1..w.ndim() - 1];
+    let taps = kernel.iter().product::<usize>();
+    let rows = n * out.iter().product::<usize>();
+    // Each tap: the padded input at (tap * dilation + out * stride), a strided view.
+    let mut views = Vec::with_capacity(taps);
+    for tap in 0..taps {
+        let mut rest = tap;
+        let mut at = vec![0usize; kernel.len()];
+        for i in (0..kernel.len()).rev() {
+            (at[i], rest) = (rest % kernel[i], rest / kernel[i]);
+        }
+        let mut start = vec![0isize; x.ndim()];
+        let mut stop: Vec<isize> = padded.shape().iter().map(|&d| d as isize).collect();
+        let mut step = vec![1isize; x.ndim()];
+        for i in 0..kernel.len() {
+            start[1 + i] = (at[i] * p.dilation[i]) as isize;
+            stop[1 + i] = start[1 + i] + ((out[i] - 1) * p.stride[i]) as isize + 1;
+            step[1 + i] = p.stride[i] as isize;
+        }
+        views.push(slice(&padded, &start, &stop, Some(&step), stream)?);
+    }
+    let dims = |v: &[usize]| v.iter().map(|&d| d as isize).collect::<Vec<_>>();
+    // [rows, taps, g, c/g] -> [g, rows, taps * c/g], against weights [g, taps * c/g, o/g].
+    let columns = reshape(
+        &stack(&views, -2, stream)?,
+        &dims(&[rows, taps, g, c / g]),
+        stream,
+    )?;
+    let columns = reshape(
+        &transpose(&columns, Some(&[2, 0, 1, 3]), stream)?,
+        &dims(&[g, rows, taps * c / g]),
+        stream,
+    )?;
+    let weights = reshape(&as_float(w), &dims(&[g, o / g, taps * c / g]), stream)?;
+    let weights = transpose(&weights, Some(&[0, 2, 1]), stream)?;
+    let product = matmul(&columns, &weights, stream)?;
+    let mut shape = vec![n];
+    shape.extend(&out);
+    shape.push(o);
+    reshape(
+        &transpose(&product, Some(&[1, 0, 2]), stream)?,
+        &dims(&shape),
+        stream,
+    )
+}
