@@ -442,6 +442,9 @@ export class NDArray<D extends DType = DType> {
   argsort(opts?: SortOptions): NDArray<"uint32">;
   topk(k: number, opts?: SortOptions): NDArray<D>;
   take(indices: Indices, opts?: TakeOptions): NDArray<D>;
+  diag(k?: number, opts?: StreamOptions): NDArray<D>;
+  diag(opts: StreamOptions): NDArray<D>;
+  diagonal(opts?: DiagonalOptions): NDArray<D>;
   takeAlongAxis(indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
   tril(k?: number, opts?: StreamOptions): NDArray<D>;
   tril(opts: StreamOptions): NDArray<D>;
@@ -825,6 +828,47 @@ export function all(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
 export function matmul(a: NDArray, b: NDArray, opts?: StreamOptions): NDArray<"float32">;
 /** The outer product of `a` and `b` flattened: shape `[a.size, b.size]`, promoted dtype. */
 export function outer<A extends NDArray, B extends NDArray>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
+/** The options of `pad`. */
+export interface PadOptions extends StreamOptions {
+  /** `"constant"` (the default) or `"edge"` (the nearest element repeated). */
+  mode?: "constant" | "edge";
+  /** The constant, converted to the array's dtype; 0 when absent. */
+  constantValues?: number;
+}
+/**
+ * `x` padded: `padWidth` is a count for every side, a `[before, after]` pair for every axis, or
+ * one pair per axis.
+ */
+export function pad<D extends DType>(x: NDArray<D>, padWidth: number | readonly [number, number] | readonly (readonly [number, number])[], opts?: PadOptions): NDArray<D>;
+/** NumPy's `tile`: `x` repeated `reps` times along each axis. */
+export function tile<D extends DType>(x: NDArray<D>, reps: number | readonly number[], opts?: StreamOptions): NDArray<D>;
+/** The options of `repeat`. */
+export interface RepeatOptions extends StreamOptions {
+  /** The axis to repeat along; the flattened array without one. */
+  axis?: number;
+}
+/** Each element repeated `repeats` times along `opts.axis`. */
+export function repeat<D extends DType>(x: NDArray<D>, repeats: number, opts?: RepeatOptions): NDArray<D>;
+/** The options of `roll`. */
+export interface RollOptions extends StreamOptions {
+  /** The axes to roll along (one shift for all, or one each); the flattened array without. */
+  axis?: number | readonly number[];
+}
+/** Elements shifted by `shift` along `opts.axis`, wrapping around. */
+export function roll<D extends DType>(x: NDArray<D>, shift: number | readonly number[], opts?: RollOptions): NDArray<D>;
+/** A 1-D array's square matrix with it on the `k`th diagonal, or a 2-D array's `k`th diagonal. */
+export function diag<D extends DType>(x: NDArray<D>, k?: number, opts?: StreamOptions): NDArray<D>;
+export function diag<D extends DType>(x: NDArray<D>, opts: StreamOptions): NDArray<D>;
+/** The options of `diagonal`. */
+export interface DiagonalOptions extends StreamOptions {
+  /** Above the main diagonal when positive; 0 when absent. */
+  offset?: number;
+  /** The plane's axes; 0 and 1 when absent. */
+  axis1?: number;
+  axis2?: number;
+}
+/** The diagonal of the planes of `axis1` and `axis2`, as the last axis (MLX's `diagonal`). */
+export function diagonal<D extends DType>(x: NDArray<D>, opts?: DiagonalOptions): NDArray<D>;
 /** The options of `conv1d` and `conv2d`: each is a number, or one per spatial axis. */
 export interface ConvOptions extends StreamOptions {
   /** The step between windows; 1 when absent. */

@@ -147,7 +147,8 @@ export let
   takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
   sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
-  conv2d = early("conv2d");
+  conv2d = early("conv2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
+  roll = early("roll"), diag = early("diag"), diagonal = early("diagonal");
 
 // `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
 let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm"),
@@ -187,7 +188,7 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk, conv1d, conv2d
+    argsort, topk, conv1d, conv2d, pad, tile, repeat, roll, diag, diagonal
   } = glue);
   compile = compileWith;
 }

@@ -106,6 +106,16 @@ impl NdArray {
         ops::topk(self, k, opts)
     }
 
+    /// `diag(this, k?, opts?)`.
+    pub fn diag(&self, k: JsValue, opts: JsValue) -> JsResult<NdArray> {
+        ops::diag(self, k, opts)
+    }
+
+    /// `diagonal(this, opts?)`.
+    pub fn diagonal(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::diagonal(self, opts)
+    }
+
     /// `var(this, opts?)`.
     #[wasm_bindgen(js_name = "var")]
     pub fn var(&self, opts: JsValue) -> JsResult<NdArray> {

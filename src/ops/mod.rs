@@ -2,6 +2,7 @@
 //! compute nothing.
 
 pub mod binary;
+pub mod construction;
 pub mod conv;
 pub mod creation;
 pub mod fast;
@@ -17,6 +18,7 @@ pub mod triangle;
 pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
+pub use construction::{PadMode, diag, diagonal, pad, repeat, roll, tile};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
 pub use indexing::{take, take_along_axis};
 pub use matmul::{addmm, matmul, outer};

@@ -105,6 +105,12 @@ def cases(g):
     rope_cases(g)
     sdpa_cases(g)
     conv_cases(g)
+    pad_cases(g)
+    tile_cases(g)
+    repeat_cases(g)
+    roll_cases(g)
+    diag_cases(g)
+    diagonal_cases(g)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1066,12 +1072,6 @@ PENDING = {
     "putAlongAxis": put_along_axis_cases,          # putAlongAxis
     "sliceUpdate": slice_update_cases,             # sliceUpdate
     "convTranspose": conv_transpose_cases,         # convTranspose1d, convTranspose2d
-    "pad": pad_cases,                              # pad
-    "tile": tile_cases,                            # tile
-    "repeat": repeat_cases,                        # repeat
-    "roll": roll_cases,                            # roll
-    "diag": diag_cases,                            # diag
-    "diagonal": diagonal_cases,                    # diagonal
     "tensordot": tensordot_cases,                  # tensordot
     "einsum": einsum_cases,                        # einsum
 }

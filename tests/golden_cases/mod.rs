@@ -445,6 +445,54 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             };
             one(ops::conv::conv(op, &x[0], &x[1], &conv, device))
         }
+        "pad" => {
+            let widths: Vec<(usize, usize)> = params["padWidth"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    (
+                        p[0].as_u64().unwrap() as usize,
+                        p[1].as_u64().unwrap() as usize,
+                    )
+                })
+                .collect();
+            let mode = match params["mode"].as_str() {
+                Some("edge") => ops::PadMode::Edge,
+                _ => ops::PadMode::Constant(params["constantValues"].as_f64().unwrap_or(0.0)),
+            };
+            one(ops::pad(&x[0], &widths, mode, device))
+        }
+        "tile" => one(ops::tile(&x[0], &sizes(&params["reps"]), device)),
+        "repeat" => one(ops::repeat(
+            &x[0],
+            params["repeats"].as_u64().unwrap() as usize,
+            params["axis"].as_i64().map(|a| a as isize),
+            device,
+        )),
+        "roll" => {
+            let shifts: Vec<i64> = match &params["shift"] {
+                Value::Array(list) => list.iter().map(|v| v.as_i64().unwrap()).collect(),
+                v => vec![v.as_i64().unwrap()],
+            };
+            one(ops::roll(
+                &x[0],
+                &shifts,
+                axes(&params["axis"]).as_deref(),
+                device,
+            ))
+        }
+        "diag" => one(ops::diag(&x[0], params["k"].as_i64().unwrap(), device)),
+        "diagonal" => {
+            let n = |k: &str| params[k].as_i64().unwrap();
+            one(ops::diagonal(
+                &x[0],
+                n("offset"),
+                n("axis1") as isize,
+                n("axis2") as isize,
+                device,
+            ))
+        }
         "rope" => {
             let rope = ops::fast::Rope {
                 dims: params["dims"].as_u64().unwrap() as usize,

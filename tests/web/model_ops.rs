@@ -605,3 +605,90 @@ async fn convolutions_take_numbers_or_lists_and_name_bad_shapes() {
     assert_eq!(name, "ValueError");
     assert!(text.contains("kernel spans 4"), "{text}");
 }
+
+#[wasm_bindgen_test]
+async fn construction_ops_read_their_arguments_as_numpy_does() {
+    runtime_info().await;
+    let x = tn::array(
+        floats(&[1.0, 2.0, 3.0, 4.0]),
+        options(&[("shape", floats(&[2.0, 2.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let padded = ex::pad(
+            js_value(&x),
+            floats(&[1.0, 0.0]),
+            options(&[("mode", "edge".into()), ("stream", stream.into())]),
+        )
+        .unwrap();
+        assert_eq!(
+            to_vec(&padded).await,
+            vec![1.0, 1.0, 2.0, 1.0, 1.0, 2.0, 3.0, 3.0, 4.0],
+            "{stream}"
+        );
+        let tiled = ex::tile(js_value(&x), 2.into(), on(stream)).unwrap();
+        assert_eq!(
+            to_vec(&tiled).await,
+            vec![1.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 4.0],
+            "{stream}"
+        );
+        let repeated = ex::repeat(
+            js_value(&x),
+            2.into(),
+            options(&[("axis", 0.into()), ("stream", stream.into())]),
+        )
+        .unwrap();
+        assert_eq!(
+            to_vec(&repeated).await,
+            vec![1.0, 2.0, 1.0, 2.0, 3.0, 4.0, 3.0, 4.0],
+            "{stream}"
+        );
+        let rolled = ex::roll(js_value(&x), (-1).into(), on(stream)).unwrap();
+        assert_eq!(to_vec(&rolled).await, vec![2.0, 3.0, 4.0, 1.0], "{stream}");
+        let d = ex::diag(js_value(&x), on(stream), JsValue::UNDEFINED).unwrap();
+        assert_eq!(to_vec(&d).await, vec![1.0, 4.0], "{stream}");
+        let m = ex::diag(js_value(&float_array(&[5.0, 6.0])), 1.into(), on(stream)).unwrap();
+        assert_eq!(
+            to_vec(&m).await,
+            vec![0.0, 5.0, 0.0, 0.0, 0.0, 6.0, 0.0, 0.0, 0.0],
+            "{stream}"
+        );
+        let anti = ex::diagonal(
+            js_value(&x),
+            options(&[("offset", 1.into()), ("stream", stream.into())]),
+        )
+        .unwrap();
+        assert_eq!(to_vec(&anti).await, vec![2.0], "{stream}");
+    }
+    let (name, text) = message(ex::pad(
+        js_value(&x),
+        floats(&[1.0, -1.0]),
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("pad") && text.contains("padWidth"), "{text}");
+    let (name, text) = message(ex::pad(
+        js_value(&x),
+        1.into(),
+        options(&[("mode", "reflect".into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("\"reflect\""), "{text}");
+    let (name, text) = message(ex::roll(
+        js_value(&x),
+        floats(&[1.0, 2.0, 3.0]),
+        options(&[("axis", floats(&[0.0, 1.0]))]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("roll") && text.contains("3 shifts for 2 axes"),
+        "{text}"
+    );
+    let (name, text) = message(ex::diag(
+        js_value(&tn::zeros(floats(&[2.0, 2.0, 2.0]), JsValue::UNDEFINED).unwrap()),
+        JsValue::UNDEFINED,
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("1-D or 2-D"), "{text}");
+}

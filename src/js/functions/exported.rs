@@ -95,6 +95,15 @@ export! {
         "sort" sort(x; opts: JsValue) -> NdArray;
     "`argsort(x, {axis?, stream?})`.", "argsort" argsort(x; opts: JsValue) -> NdArray;
     "`topk(x, k, {axis?, stream?})`: descending.", "topk" topk(x; k: JsValue, opts: JsValue) -> NdArray;
+    "`pad(x, padWidth, {mode?, constantValues?, stream?})`.",
+        "pad" pad(x; pad_width: JsValue, opts: JsValue) -> NdArray;
+    "`tile(x, reps, {stream?})`.", "tile" tile(x; reps: JsValue, opts: JsValue) -> NdArray;
+    "`repeat(x, repeats, {axis?, stream?})`.",
+        "repeat" repeat(x; repeats: JsValue, opts: JsValue) -> NdArray;
+    "`roll(x, shift, {axis?, stream?})`.", "roll" roll(x; shift: JsValue, opts: JsValue) -> NdArray;
+    "`diag(x, k?, {stream?})`.", "diag" diag(x; k: JsValue, opts: JsValue) -> NdArray;
+    "`diagonal(x, {offset?, axis1?, axis2?, stream?})`.",
+        "diagonal" diagonal(x; opts: JsValue) -> NdArray;
     "`tril(x, k?, {stream?})`.", "tril" tril(x; k: JsValue, opts: JsValue) -> NdArray;
     "`triu(x, k?, {stream?})`.", "triu" triu(x; k: JsValue, opts: JsValue) -> NdArray;
     "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;

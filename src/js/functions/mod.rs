@@ -171,6 +171,7 @@ macro_rules! with_scans {
 }
 pub(crate) use with_scans;
 
+mod construction;
 mod conv;
 mod creation;
 mod elementwise;
@@ -183,6 +184,7 @@ mod scan;
 mod shape;
 mod sort;
 
+pub use construction::*;
 pub use conv::*;
 pub use creation::*;
 pub use elementwise::*;
