@@ -21,10 +21,36 @@ pub const MORE_MATH: &str = concat!(
     include_str!("wgsl/math_inverse.wgsl")
 );
 
+/// The functions of [`MORE_MATH`], by the names op expressions call them.
+const MORE_MATH_CALLS: [&str; 10] = [
+    "log2_acc",
+    "log10_acc",
+    "sinh_acc",
+    "cosh_acc",
+    "logaddexp_acc",
+    "floor_div_",
+    "remainder_",
+    "atan",
+    "asin",
+    "acos",
+];
+
+/// [`MORE_MATH`] for a kernel whose op functions are `code`, or nothing when they call none of
+/// it, so that an `add`'s module (compiled at first use, start-up included) does not carry
+/// the inverse trigonometry. A first measurement with it in every kernel looked slower on
+/// SwiftShader; alternated runs showed only noise (of up to 30% here), so this is for the
+/// modules' size, not a measured speed.
+pub fn more_math_for(code: &str) -> &'static str {
+    let needed =
+        MORE_MATH_CALLS.iter().any(|name| code.contains(name)) || code.contains("erfinv_acc");
+    if needed { MORE_MATH } else { "" }
+}
+
 /// The source of a strided kernel: the op's header (its aliases and function), the shared
 /// prelude and helpers, then the kernel.
 pub fn strided_source(header: &str, kernel: &str) -> String {
-    format!("{header}\n{PRELUDE}\n{CONVERT}\n{MATH}\n{MORE_MATH}\n{kernel}")
+    let more = more_math_for(header);
+    format!("{header}\n{PRELUDE}\n{CONVERT}\n{MATH}\n{more}\n{kernel}")
 }
 
 /// The most axes the kernels walk; broadcasts collapse to far fewer in practice.

@@ -8,7 +8,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
-use crate::gpu::elementwise::{CONVERT, MATH, MORE_MATH};
+use crate::gpu::elementwise::{CONVERT, MATH, more_math_for};
 use crate::graph::shape::{contiguous_strides, numel};
 use crate::memory::allocator::GpuBuffer;
 
@@ -138,7 +138,8 @@ pub fn dispatch(
 /// output's binding, `element4`, then the kernel.
 pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u32) -> String {
     let mut text = format!(
-        "{header}\n{CONVERT}\n{MATH}\n{MORE_MATH}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
+        "{header}\n{CONVERT}\n{MATH}\n{}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
+        more_math_for(header),
         params_struct(accesses.len())
     );
     let mut binding = 0;
