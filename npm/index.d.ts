@@ -869,6 +869,18 @@ export interface DiagonalOptions extends StreamOptions {
 }
 /** The diagonal of the planes of `axis1` and `axis2`, as the last axis (MLX's `diagonal`). */
 export function diagonal<D extends DType>(x: NDArray<D>, opts?: DiagonalOptions): NDArray<D>;
+/**
+ * `a`'s axes contracted with `b`'s, pairwise: `axes` is a count (the last `axes` of `a` with the
+ * first of `b`; 2 when absent) or `[aAxes, bAxes]`. The result has `a`'s other axes then `b`'s
+ * (`float32`).
+ */
+export function tensordot(a: NDArray, b: NDArray, axes?: number | readonly [readonly number[], readonly number[]], opts?: StreamOptions): NDArray<"float32">;
+export function tensordot(a: NDArray, b: NDArray, opts: StreamOptions): NDArray<"float32">;
+/**
+ * Einstein summation in its explicit form (`"ij,jk->ik"`, `"bhqd,bhkd->bhqk"`): labels are
+ * letters, distinct within an operand; an options object may follow the operands.
+ */
+export function einsum(subscripts: string, ...operands: [...NDArray[], StreamOptions] | NDArray[]): NDArray<"float32">;
 /** The options of `conv1d` and `conv2d`: each is a number, or one per spatial axis. */
 export interface ConvOptions extends StreamOptions {
   /** The step between windows; 1 when absent. */

@@ -148,7 +148,15 @@ export let
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
   sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
   conv2d = early("conv2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
-  roll = early("roll"), diag = early("diag"), diagonal = early("diagonal");
+  roll = early("roll"), diag = early("diag"), diagonal = early("diagonal"),
+  tensordot = early("tensordot");
+
+/** `einsum(subscripts, ...operands, opts?)`: the glue takes the operands (and options) as a list. */
+export function einsum(subscripts, ...operands) {
+  if (glueEinsum === null) early("einsum")();
+  return glueEinsum(subscripts, operands);
+}
+let glueEinsum = null;
 
 // `tn.fast.*`: the glue's `fastLayerNorm` and friends, gathered as MLX gathers `mx.fast`.
 let fastLayerNorm = early("fast.layerNorm"), fastRmsNorm = early("fast.rmsNorm"),
@@ -188,8 +196,9 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk, conv1d, conv2d, pad, tile, repeat, roll, diag, diagonal
+    argsort, topk, conv1d, conv2d, pad, tile, repeat, roll, diag, diagonal, tensordot
   } = glue);
+  glueEinsum = glue.einsum;
   compile = compileWith;
 }
 

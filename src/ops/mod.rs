@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod construction;
+pub mod contract;
 pub mod conv;
 pub mod creation;
 pub mod fast;
@@ -19,6 +20,7 @@ pub mod unary;
 
 pub use binary::{add, binary, clip, where_};
 pub use construction::{PadMode, diag, diagonal, pad, repeat, roll, tile};
+pub use contract::{einsum, tensordot};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
 pub use indexing::{take, take_along_axis};
 pub use matmul::{addmm, matmul, outer};

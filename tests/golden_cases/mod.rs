@@ -445,6 +445,22 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             };
             one(ops::conv::conv(op, &x[0], &x[1], &conv, device))
         }
+        "tensordot" => {
+            let (ka, kb): (Vec<isize>, Vec<isize>) = match &params["axes"] {
+                Value::Array(pair) => (integers(&pair[0]), integers(&pair[1])),
+                v => {
+                    let n = v.as_u64().unwrap() as isize;
+                    let r = x[0].ndim() as isize;
+                    ((r - n..r).collect(), (0..n).collect())
+                }
+            };
+            one(ops::tensordot(&x[0], &x[1], &ka, &kb, device))
+        }
+        "einsum" => one(ops::einsum(
+            params["subscripts"].as_str().unwrap(),
+            x,
+            device,
+        )),
         "pad" => {
             let widths: Vec<(usize, usize)> = params["padWidth"]
                 .as_array()

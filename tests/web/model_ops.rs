@@ -692,3 +692,52 @@ async fn construction_ops_read_their_arguments_as_numpy_does() {
     assert_eq!(name, "ValueError");
     assert!(text.contains("1-D or 2-D"), "{text}");
 }
+
+#[wasm_bindgen_test]
+async fn contractions_read_axes_subscripts_and_trailing_options() {
+    runtime_info().await;
+    let a = tn::array(
+        floats(&[1.0, 2.0, 3.0, 4.0]),
+        options(&[("shape", floats(&[2.0, 2.0]))]),
+    )
+    .unwrap();
+    for stream in ["cpu", "gpu"] {
+        let t = ex::tensordot(js_value(&a), js_value(&a), 1.into(), on(stream)).unwrap();
+        assert_eq!(to_vec(&t).await, vec![7.0, 10.0, 15.0, 22.0], "{stream}");
+        let lists = js_sys::Array::of2(&floats(&[0.0]), &floats(&[0.0]));
+        let t = ex::tensordot(js_value(&a), js_value(&a), lists.into(), on(stream)).unwrap();
+        assert_eq!(to_vec(&t).await, vec![10.0, 14.0, 14.0, 20.0], "{stream}");
+        let operands = js_sys::Array::of3(&js_value(&a), &js_value(&a), &on(stream));
+        let e = tn::einsum("ij,jk->ki".into(), operands).unwrap();
+        assert_eq!(to_vec(&e).await, vec![7.0, 15.0, 10.0, 22.0], "{stream}");
+    }
+    let (name, text) = message(tn::einsum(
+        "ij,jk".into(),
+        js_sys::Array::of2(&js_value(&a), &js_value(&a)),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("einsum") && text.contains("->"), "{text}");
+    let (name, text) = message(tn::einsum(
+        "ij->i".into(),
+        js_sys::Array::of2(&js_value(&a), &js_value(&a)),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("1 operands named for 2 given"), "{text}");
+    let (name, text) = message(tn::einsum(
+        "ijk->i".into(),
+        js_sys::Array::of1(&js_value(&a)),
+    ));
+    assert_eq!(name, "ShapeError");
+    assert!(text.contains("names 3 axes"), "{text}");
+    let (name, text) = message(ex::tensordot(
+        js_value(&a),
+        js_value(&a),
+        3.into(),
+        JsValue::UNDEFINED,
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("tensordot") && text.contains("3 axes"),
+        "{text}"
+    );
+}

@@ -109,6 +109,8 @@ export! {
     "`outer(a, b, {stream?})`.", "outer" outer(a, b; opts: JsValue) -> NdArray;
     "`addmm(c, a, b, {alpha?, beta?, stream?})`.",
         "addmm" addmm(c, a, b; opts: JsValue) -> NdArray;
+    "`tensordot(a, b, axes?, {stream?})`: `axes` a count or `[aAxes, bAxes]`.",
+        "tensordot" tensordot(a, b; axes: JsValue, opts: JsValue) -> NdArray;
     "`conv1d(input, weight, {stride?, padding?, dilation?, groups?, stream?})`, channels last.",
         "conv1d" conv1d(x, w; opts: JsValue) -> NdArray;
     "`conv2d(input, weight, {stride?, padding?, dilation?, groups?, stream?})`, channels last.",

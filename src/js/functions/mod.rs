@@ -172,6 +172,7 @@ macro_rules! with_scans {
 pub(crate) use with_scans;
 
 mod construction;
+mod contract;
 mod conv;
 mod creation;
 mod elementwise;
@@ -185,6 +186,7 @@ mod shape;
 mod sort;
 
 pub use construction::*;
+pub use contract::*;
 pub use conv::*;
 pub use creation::*;
 pub use elementwise::*;
