@@ -95,7 +95,7 @@ fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> V
 }
 
 /// log(e^a + e^b) in float64 from the larger operand; equal infinities give themselves.
-fn logaddexp(a: f32, b: f32) -> f32 {
+pub fn logaddexp(a: f32, b: f32) -> f32 {
     if a.is_nan() || b.is_nan() {
         return f32::NAN;
     }

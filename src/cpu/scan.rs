@@ -2,6 +2,7 @@
 //! the row's start (or its end, reversed); exclusive scans shift by one and start from the
 //! op's identity.
 
+use crate::cpu::binary::logaddexp;
 use crate::dtype::DType;
 use crate::graph::primitive::ScanOp;
 
@@ -31,16 +32,6 @@ impl Combine for f32 {
             ScanOp::LogAddExp => logaddexp(acc, x),
         }
     }
-}
-
-/// log(e^a + e^b) from the larger, in float64; equal infinities give themselves.
-fn logaddexp(a: f32, b: f32) -> f32 {
-    let m = a.max(b);
-    if m.is_infinite() {
-        return m;
-    }
-    let d = -(f64::from(a) - f64::from(b)).abs();
-    (f64::from(m) + d.exp().ln_1p()) as f32
 }
 
 macro_rules! integer_combine {

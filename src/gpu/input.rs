@@ -44,3 +44,41 @@ pub(crate) fn contiguous(
     let source = || unary::source(UnaryOp::Cast, dtype, dtype);
     elementwise::dispatch(gpu, batch, key, source, input.shape(), &[copy])
 }
+
+/// An input as row-major words: its own buffer, from its offset, where its layout already is
+/// row-major; else a row-major copy.
+pub(crate) enum RowMajor<'a> {
+    Own(&'a GpuBuffer, usize),
+    Copy(GpuBuffer),
+}
+
+impl RowMajor<'_> {
+    pub(crate) fn buffer(&self) -> &GpuBuffer {
+        match self {
+            RowMajor::Own(buffer, _) => buffer,
+            RowMajor::Copy(buffer) => buffer,
+        }
+    }
+
+    /// The element the input starts at.
+    pub(crate) fn offset(&self) -> usize {
+        match self {
+            RowMajor::Own(_, offset) => *offset,
+            RowMajor::Copy(_) => 0,
+        }
+    }
+}
+
+/// `input` read row-major: in place when its layout allows, else through [`contiguous`].
+pub(crate) fn row_major<'a>(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    input: &Array,
+    data: &GpuInput<'a>,
+) -> Result<RowMajor<'a>> {
+    if data.layout.is_contiguous(input.shape()) {
+        let buffer = data.buffer.expect("a row-major input has a buffer");
+        return Ok(RowMajor::Own(buffer, data.layout.offset));
+    }
+    contiguous(gpu, batch, input, data).map(RowMajor::Copy)
+}

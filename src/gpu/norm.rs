@@ -7,7 +7,7 @@ use crate::gpu::device::buffers::{create_output, create_storage};
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
-use crate::gpu::input::{GpuInput, contiguous};
+use crate::gpu::input::{GpuInput, RowMajor, row_major};
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/norm.wgsl");
@@ -33,21 +33,12 @@ pub fn dispatch(
     if node.size() == 0 {
         return create_storage(gpu, 0);
     }
-    let mut copies: Vec<Option<GpuBuffer>> = Vec::new();
-    for (x, d) in inputs.iter().zip(data) {
-        let dense = d.layout.is_contiguous(x.shape());
-        copies.push(if dense {
-            None
-        } else {
-            Some(contiguous(gpu, batch, x, d)?)
-        });
-    }
-    let placed = |k: usize| -> (&GpuBuffer, u32) {
-        match &copies[k] {
-            Some(copy) => (copy, 0),
-            None => (data[k].buffer(), data[k].layout.offset as u32),
-        }
-    };
+    let dense: Vec<RowMajor> = inputs
+        .iter()
+        .zip(data)
+        .map(|(x, d)| row_major(gpu, batch, x, d))
+        .collect::<Result<_>>()?;
+    let placed = |k: usize| -> (&GpuBuffer, u32) { (dense[k].buffer(), dense[k].offset() as u32) };
     let (x, x_offset) = placed(0);
     let (weight, weight_offset) = if kind.weight { placed(1) } else { (x, 0) };
     let (bias, bias_offset) = if kind.bias {

@@ -10,7 +10,7 @@ use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::elementwise::{MATH, MORE_MATH, convert, wgsl_type};
-use crate::gpu::input::{GpuInput, contiguous};
+use crate::gpu::input::{GpuInput, row_major};
 use crate::graph::primitive::ScanOp;
 use crate::memory::allocator::GpuBuffer;
 
@@ -63,12 +63,8 @@ pub fn eval(
 ) -> Result<GpuBuffer> {
     let row_len = input.shape().last().copied().unwrap_or(1);
     let rows = input.size().checked_div(row_len).unwrap_or(0);
-    if data.layout.is_contiguous(input.shape()) {
-        let offset = data.layout.offset;
-        return dispatch(gpu, batch, scan, data.buffer(), offset, rows, row_len);
-    }
-    let copy = contiguous(gpu, batch, input, data)?;
-    dispatch(gpu, batch, scan, &copy, 0, rows, row_len)
+    let x = row_major(gpu, batch, input, data)?;
+    dispatch(gpu, batch, scan, x.buffer(), x.offset(), rows, row_len)
 }
 
 /// Records the scan of the `rows` contiguous rows of `row_len` in `input` (from `offset`).

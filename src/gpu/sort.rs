@@ -10,7 +10,7 @@ use crate::gpu::device::buffers::{create_output, create_storage};
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
-use crate::gpu::input::{GpuInput, contiguous};
+use crate::gpu::input::{GpuInput, row_major};
 use crate::memory::allocator::GpuBuffer;
 
 const COMMON: &str = include_str!("wgsl/sort.wgsl");
@@ -69,13 +69,8 @@ pub fn eval(
     if rows * output.keep == 0 {
         return create_storage(gpu, 0);
     }
-    let copy;
-    let (x, offset) = if data.layout.is_contiguous(input.shape()) {
-        (data.buffer(), data.layout.offset)
-    } else {
-        copy = contiguous(gpu, batch, input, data)?;
-        (&copy, 0)
-    };
+    let rows_of_x = row_major(gpu, batch, input, data)?;
+    let (x, offset) = (rows_of_x.buffer(), rows_of_x.offset());
     let padded = n.next_power_of_two();
     let threads = rows * padded;
     let mut params = [

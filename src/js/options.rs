@@ -131,6 +131,19 @@ impl Options {
             .transpose()
     }
 
+    /// `opts.axis` as one axis, or `None` when absent (or `null`); a list of several is a
+    /// `ValueError`.
+    pub fn single_axis(&self) -> Result<Option<isize>> {
+        match self.axis()?.as_deref() {
+            None => Ok(None),
+            Some([axis]) => Ok(Some(*axis)),
+            Some(_) => Err(Error::Value(format!(
+                "{}: opts.axis must be one axis",
+                self.op
+            ))),
+        }
+    }
+
     /// A boolean option; absent means `false`.
     pub fn flag(&self, key: &'static str) -> Result<bool> {
         match self.get(key) {

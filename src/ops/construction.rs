@@ -6,8 +6,9 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::BinaryOp;
 use crate::graph::shape::{fmt_shape, normalize_axes, normalize_axis};
+use crate::ops::shape::{signed, slice_axis};
 use crate::ops::{
-    arange, binary, broadcast_to, concatenate, expand_dims, flatten, full, reshape, slice, take,
+    arange, binary, broadcast_to, concatenate, expand_dims, flatten, full, reshape, take,
     transpose, where_, zeros,
 };
 use crate::stream::Stream;
@@ -19,19 +20,6 @@ pub enum PadMode {
     Constant(f64),
     /// The nearest edge element.
     Edge,
-}
-
-fn isizes(v: &[usize]) -> Vec<isize> {
-    v.iter().map(|&d| d as isize).collect()
-}
-
-/// `x[start..stop]` on `axis`.
-fn range_on(x: &Array, axis: usize, start: usize, stop: usize, stream: Stream) -> Result<Array> {
-    let n = x.ndim();
-    let mut from = vec![0isize; n];
-    let mut to = isizes(x.shape());
-    (from[axis], to[axis]) = (start as isize, stop as isize);
-    slice(x, &from, &to, None, stream)
 }
 
 /// `x` padded by `(before, after)` elements on each axis.
@@ -65,7 +53,11 @@ pub fn pad(
                 ))),
                 PadMode::Edge => {
                     let at = if at_start { 0 } else { extent - 1 };
-                    broadcast_to(&range_on(&out, axis, at, at + 1, stream)?, &shape, stream)
+                    broadcast_to(
+                        &slice_axis(&out, axis, (at, at + 1, 1), stream)?,
+                        &shape,
+                        stream,
+                    )
                 }
             }
         };
@@ -95,10 +87,10 @@ pub fn tile(x: &Array, reps: &[usize], stream: impl Into<Stream>) -> Result<Arra
         .flat_map(|(&d, &r)| [r, d])
         .collect();
     let merged: Vec<usize> = dims.iter().zip(&counts).map(|(&d, &r)| d * r).collect();
-    let laid = reshape(x, &isizes(&spread), stream)?;
+    let laid = reshape(x, &signed(&spread), stream)?;
     reshape(
         &broadcast_to(&laid, &target, stream)?,
-        &isizes(&merged),
+        &signed(&merged),
         stream,
     )
 }
@@ -118,7 +110,7 @@ pub fn repeat(
     let widened = expand_dims(&x, &[axis as isize + 1], stream)?;
     let mut target = widened.shape().to_vec();
     target[axis + 1] = repeats;
-    let mut merged = isizes(x.shape());
+    let mut merged = signed(x.shape());
     merged[axis] *= repeats as isize;
     reshape(&broadcast_to(&widened, &target, stream)?, &merged, stream)
 }
@@ -139,7 +131,7 @@ pub fn roll(
             Some(&[0]),
             stream,
         )?;
-        return reshape(&rolled, &isizes(x.shape()), stream);
+        return reshape(&rolled, &signed(x.shape()), stream);
     };
     let axes = normalize_axes("roll", axes, x.ndim())?;
     if shifts.len() != 1 && shifts.len() != axes.len() {
@@ -162,8 +154,8 @@ pub fn roll(
         }
         let cut = (n - shift) as usize;
         let (head, tail) = (
-            range_on(&out, axis, cut, n as usize, stream)?,
-            range_on(&out, axis, 0, cut, stream)?,
+            slice_axis(&out, axis, (cut, n as usize, 1), stream)?,
+            slice_axis(&out, axis, (0, cut, 1), stream)?,
         );
         out = concatenate(&[head, tail], axis as isize, stream)?;
     }
@@ -190,7 +182,7 @@ pub fn diagonal(
         .collect();
     order.extend([a1 as isize, a2 as isize]);
     let moved = transpose(x, Some(&order), stream)?;
-    let mut flat = isizes(&moved.shape()[..x.ndim() - 2]);
+    let mut flat = signed(&moved.shape()[..x.ndim() - 2]);
     flat.push((d1 * d2) as isize);
     let planes = reshape(&moved, &flat, stream)?;
     let at: Vec<i32> = (0..length)

@@ -5,19 +5,16 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::graph::primitive::ReduceOp;
 use crate::graph::shape::{fmt_shape, normalize_axes};
+use crate::ops::shape::signed;
 use crate::ops::{matmul, reduce, reshape, transpose};
 use crate::stream::Stream;
-
-fn isizes(v: &[usize]) -> Vec<isize> {
-    v.iter().map(|&d| d as isize).collect()
-}
 
 /// `x` with its axes in `order`, skipping the transpose when it is the identity.
 fn permuted(x: &Array, order: &[usize], stream: Stream) -> Result<Array> {
     if order.iter().enumerate().all(|(i, &a)| i == a) {
         return Ok(x.clone());
     }
-    transpose(x, Some(&isizes(order)), stream)
+    transpose(x, Some(&signed(order)), stream)
 }
 
 /// `a`'s axes `ka` contracted with `b`'s `kb`, pairwise: `a`'s other axes then `b`'s.
@@ -58,7 +55,7 @@ pub fn tensordot(
     )?;
     let mut shape: Vec<usize> = free_a.iter().map(|&d| a.shape()[d]).collect();
     shape.extend(free_b.iter().map(|&d| b.shape()[d]));
-    reshape(&product, &isizes(&shape), stream)
+    reshape(&product, &signed(&shape), stream)
 }
 
 /// An operand with one label per axis.
@@ -165,8 +162,8 @@ fn contract(a: Labelled, b: Labelled, keep: &[char], stream: Stream) -> Result<L
     let left = permuted(&a.array, &order(&a, [&batch, &only_a, &summed]), stream)?;
     let right = permuted(&b.array, &order(&b, [&batch, &summed, &only_b]), stream)?;
     let product = matmul(
-        &reshape(&left, &isizes(&[nb, m, k]), stream)?,
-        &reshape(&right, &isizes(&[nb, k, n]), stream)?,
+        &reshape(&left, &signed(&[nb, m, k]), stream)?,
+        &reshape(&right, &signed(&[nb, k, n]), stream)?,
         stream,
     )?;
     let labels: Vec<char> = [batch, only_a, only_b].concat();
@@ -181,7 +178,7 @@ fn contract(a: Labelled, b: Labelled, keep: &[char], stream: Stream) -> Result<L
         })
         .collect();
     Ok(Labelled {
-        array: reshape(&product, &isizes(&shape), stream)?,
+        array: reshape(&product, &signed(&shape), stream)?,
         labels,
     })
 }

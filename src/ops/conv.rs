@@ -4,10 +4,10 @@
 //! matmul with the weight; the im2col copy is an array like any other, so its memory counts.
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::shape::fmt_shape;
-use crate::ops::{astype, concatenate, matmul, reshape, slice, stack, transpose, zeros};
+use crate::ops::reduce::as_float;
+use crate::ops::{concatenate, matmul, reshape, slice, stack, transpose, zeros};
 use crate::stream::Stream;
 
 /// A convolution's parameters, one per spatial axis.
@@ -91,14 +91,7 @@ pub fn conv(
 ) -> Result<Array> {
     let stream: Stream = stream.into();
     let out = output_sizes(op, x, w, p)?;
-    let as_float = |a: &Array| {
-        if a.dtype() == DType::Float32 {
-            a.clone()
-        } else {
-            astype(a, DType::Float32, stream)
-        }
-    };
-    let mut padded = as_float(x);
+    let mut padded = as_float(x, stream);
     for (i, &amount) in p.padding.iter().enumerate() {
         padded = pad_axis(&padded, 1 + i, amount, stream)?;
     }
@@ -141,7 +134,11 @@ pub fn conv(
         &dims(&[g, rows, taps * c / g]),
         stream,
     )?;
-    let weights = reshape(&as_float(w), &dims(&[g, o / g, taps * c / g]), stream)?;
+    let weights = reshape(
+        &as_float(w, stream),
+        &dims(&[g, o / g, taps * c / g]),
+        stream,
+    )?;
     let weights = transpose(&weights, Some(&[0, 2, 1]), stream)?;
     let product = matmul(&columns, &weights, stream)?;
     let mut shape = vec![n];

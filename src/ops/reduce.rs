@@ -11,7 +11,7 @@ use crate::ops::{binary, reshape, transpose, unary, where_};
 use crate::stream::Stream;
 
 /// The normalized axes of a reduction: all of them when `axes` is `None`.
-fn reduced_axes(op: &str, x: &Array, axes: Option<&[isize]>) -> Result<Vec<usize>> {
+pub(crate) fn reduced_axes(op: &str, x: &Array, axes: Option<&[isize]>) -> Result<Vec<usize>> {
     match axes {
         Some(axes) => normalize_axes(op, axes, x.ndim()),
         None => Ok((0..x.ndim()).collect()),
@@ -87,7 +87,7 @@ fn keep_dims(
 }
 
 /// `x` as float32 (float-valued reductions of integers compute in float32, as MLX's do).
-fn as_float(x: &Array, stream: impl Into<Stream>) -> Array {
+pub(crate) fn as_float(x: &Array, stream: impl Into<Stream>) -> Array {
     let stream: Stream = stream.into();
     if x.dtype() == DType::Float32 {
         x.clone()

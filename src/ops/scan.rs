@@ -1,11 +1,12 @@
 //! Running reductions: `cumsum cumprod cummax cummin logcumsumexp`. The scanned axis is moved
-//! last with a transpose view, scanned as rows, and moved back with another view.
+//! last with a transpose view (`along_last`), scanned as rows, and moved back.
 
 use crate::array::Array;
 use crate::error::Result;
 use crate::graph::primitive::{Primitive, ScanOp};
 use crate::graph::shape::normalize_axis;
-use crate::ops::{flatten, transpose};
+use crate::ops::flatten;
+use crate::ops::shape::along_last;
 use crate::stream::Stream;
 
 /// `op` running along `axis` (the flattened array without one), from the end when `reverse`,
@@ -27,35 +28,20 @@ pub fn scan(
         }
         Some(a) => (x.clone(), normalize_axis(op.name(), a, x.ndim())?),
     };
-    let n = x.ndim();
-    let last = n.saturating_sub(1);
-    // The permutation that swaps `axis` and the last axis is its own inverse.
-    let order: Vec<isize> = (0..n)
-        .map(|d| match d {
-            d if d == axis => last,
-            d if d == last => axis,
-            d => d,
-        } as isize)
-        .collect();
-    let moved = if axis == last {
-        x.clone()
-    } else {
-        transpose(&x, Some(&order), stream)?
-    };
-    let node = Array::from_primitive(
-        Primitive::Scan {
+    let dtype = op.out_dtype(x.dtype());
+    along_last(&x, axis, stream, |rows| {
+        let primitive = Primitive::Scan {
             op,
             reverse,
             inclusive,
-        },
-        vec![moved.clone()],
-        moved.shape().to_vec(),
-        op.out_dtype(x.dtype()),
-        stream,
-    );
-    if axis == last {
-        Ok(node)
-    } else {
-        transpose(&node, Some(&order), stream)
-    }
+        };
+        let shape = rows.shape().to_vec();
+        Ok(Array::from_primitive(
+            primitive,
+            vec![rows.clone()],
+            shape,
+            dtype,
+            stream,
+        ))
+    })
 }

@@ -282,3 +282,48 @@ pub fn split(x: &Array, at: SplitAt, axis: isize, stream: impl Into<Stream>) -> 
         })
         .collect()
 }
+
+/// A shape's extents as the signed lengths `reshape` and `slice` take.
+pub(crate) fn signed(shape: &[usize]) -> Vec<isize> {
+    shape.iter().map(|&d| d as isize).collect()
+}
+
+/// `x[..., start:stop:step, ...]` on `axis` alone.
+pub(crate) fn slice_axis(
+    x: &Array,
+    axis: usize,
+    (start, stop, step): (usize, usize, isize),
+    stream: Stream,
+) -> Result<Array> {
+    let n = x.ndim();
+    let mut from = vec![0isize; n];
+    let mut to = signed(x.shape());
+    let mut steps = vec![1isize; n];
+    (from[axis], to[axis], steps[axis]) = (start as isize, stop as isize, step);
+    slice(x, &from, &to, Some(&steps), stream)
+}
+
+/// `op` applied with `axis` swapped to the last place (a transpose view), and the result's
+/// axes swapped back: how the ops that work on rows (scans, sorts) reach any axis. The result
+/// may differ from `x` in its last axis's length.
+pub(crate) fn along_last(
+    x: &Array,
+    axis: usize,
+    stream: Stream,
+    op: impl FnOnce(&Array) -> Result<Array>,
+) -> Result<Array> {
+    let last = x.ndim().saturating_sub(1);
+    if axis == last {
+        return op(x);
+    }
+    // Swapping two axes is its own inverse.
+    let order: Vec<isize> = (0..x.ndim())
+        .map(|d| match d {
+            d if d == axis => last,
+            d if d == last => axis,
+            d => d,
+        } as isize)
+        .collect();
+    let moved = transpose(x, Some(&order), stream)?;
+    transpose(&op(&moved)?, Some(&order), stream)
+}

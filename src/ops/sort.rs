@@ -6,7 +6,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Primitive;
 use crate::graph::shape::{fmt_shape, normalize_axis};
-use crate::ops::{flatten, reshape, transpose};
+use crate::ops::shape::along_last;
+use crate::ops::{flatten, reshape};
 use crate::stream::Stream;
 
 /// The sort node over `axis` (the flattened array without one; a scalar counts as one
@@ -37,36 +38,23 @@ fn sorted(
             fmt_shape(x.shape())
         )));
     }
-    let order: Vec<isize> = (0..n)
-        .map(|d| match d {
-            d if d == axis => n - 1,
-            d if d == n - 1 => axis,
-            d => d,
-        } as isize)
-        .collect();
-    let moved = if axis == n - 1 {
-        x.clone()
-    } else {
-        transpose(&x, Some(&order), stream)?
-    };
-    let mut shape = moved.shape().to_vec();
-    shape[n - 1] = keep;
-    let node = Array::from_primitive(
-        Primitive::Sort {
+    let dtype = if indices { DType::Uint32 } else { x.dtype() };
+    along_last(&x, axis, stream, |rows| {
+        let mut shape = rows.shape().to_vec();
+        shape[n - 1] = keep;
+        let primitive = Primitive::Sort {
             indices,
             descending,
             keep,
-        },
-        vec![moved],
-        shape,
-        if indices { DType::Uint32 } else { x.dtype() },
-        stream,
-    );
-    if axis == n - 1 {
-        Ok(node)
-    } else {
-        transpose(&node, Some(&order), stream)
-    }
+        };
+        Ok(Array::from_primitive(
+            primitive,
+            vec![rows.clone()],
+            shape,
+            dtype,
+            stream,
+        ))
+    })
 }
 
 /// The values of `x` sorted along `axis` (flattened without one), stable, NaN last.

@@ -6,7 +6,8 @@ use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
-use crate::graph::shape::{normalize_axes, numel};
+use crate::graph::shape::numel;
+use crate::ops::reduce::{as_float, reduced_axes};
 use crate::ops::{astype, binary, mean, reduce, unary};
 use crate::stream::Stream;
 
@@ -20,12 +21,9 @@ pub fn var(
     stream: impl Into<Stream>,
 ) -> Result<Array> {
     let stream: Stream = stream.into();
-    let reduced = match axes {
-        Some(a) => normalize_axes("var", a, x.ndim())?,
-        None => (0..x.ndim()).collect(),
-    };
+    let reduced = reduced_axes("var", x, axes)?;
     let count = numel(&reduced.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
-    let x = astype(x, DType::Float32, stream);
+    let x = as_float(x, stream);
     let centre = mean(&x, axes, true, stream)?;
     let deviation = binary(BinaryOp::Subtract, &x, &centre, stream)?;
     let squares = unary(UnaryOp::Square, &deviation, stream)?;
@@ -95,10 +93,7 @@ fn truth(
     keepdims: bool,
     stream: Stream,
 ) -> Result<Array> {
-    let reduced = match axes {
-        Some(a) => normalize_axes(op, a, x.ndim())?,
-        None => (0..x.ndim()).collect(),
-    };
+    let reduced = reduced_axes(op, x, axes)?;
     let truths = astype(x, DType::Bool, stream);
     let empty = reduced.iter().any(|&a| x.shape()[a] == 0);
     if !empty {

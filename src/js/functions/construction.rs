@@ -90,27 +90,13 @@ pub fn tile(x: &NdArray, reps: JsValue, opts: JsValue) -> JsResult<NdArray> {
 
 const AXIS: &[&str] = &["axis", "stream"];
 
-/// One axis, or none.
-fn single_axis(op: &str, parsed: &Options) -> Result<Option<isize>> {
-    match parsed.axis()?.as_deref() {
-        None => Ok(None),
-        Some([a]) => Ok(Some(*a)),
-        Some(_) => Err(Error::Value(format!("{op}: opts.axis must be one axis"))),
-    }
-}
-
 /// `repeat(x, repeats, {axis?, stream?})`.
 pub fn repeat(x: &NdArray, repeats: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let x = x.array()?;
     js((|| {
         let repeats = count_of("repeat", "repeats", &repeats)?;
         let parsed = Options::parse("repeat", &opts, AXIS)?;
-        ops::repeat(
-            &x,
-            repeats,
-            single_axis("repeat", &parsed)?,
-            stream_in(&parsed)?,
-        )
+        ops::repeat(&x, repeats, parsed.single_axis()?, stream_in(&parsed)?)
     })())
     .map(NdArray::new)
 }

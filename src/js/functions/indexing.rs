@@ -56,11 +56,7 @@ fn take_with(
     let x = x.array()?;
     js((|| {
         let parsed = Options::parse(op, opts, TAKE)?;
-        let axis = match parsed.axis()? {
-            None => None,
-            Some(axes) if axes.len() == 1 => Some(axes[0]),
-            Some(_) => return Err(Error::Value(format!("{op}: opts.axis must be one axis"))),
-        };
+        let axis = parsed.single_axis()?;
         let indices = indices_of(op, indices, &x, axis)?;
         build(&x, &indices, axis, stream_in(&parsed)?)
     })())

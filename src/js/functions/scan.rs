@@ -2,7 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph::primitive::ScanOp;
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
@@ -19,16 +19,7 @@ pub(crate) fn scan_op(op: ScanOp, x: &NdArray, opts: &JsValue) -> JsResult<NdArr
     let x = x.array()?;
     js((|| -> Result<_> {
         let parsed = Options::parse(op.name(), opts, SCAN)?;
-        let axis = match parsed.axis()? {
-            None => None,
-            Some(axes) if axes.len() == 1 => Some(axes[0]),
-            Some(_) => {
-                return Err(Error::Value(format!(
-                    "{}: opts.axis must be one axis",
-                    op.name()
-                )));
-            }
-        };
+        let axis = parsed.single_axis()?;
         let inclusive = parsed.get("inclusive").is_none() || parsed.flag("inclusive")?;
         let reverse = parsed.flag("reverse")?;
         ops::scan(op, &x, axis, reverse, inclusive, stream_in(&parsed)?)

@@ -115,12 +115,7 @@ fn arrays_of(op: &str, list: &JsValue) -> Result<Vec<Array>> {
 fn axis_option(op: &'static str, opts: &JsValue) -> Result<(isize, Stream)> {
     let parsed = Options::parse(op, opts, &["axis", "stream"])?;
     let device = stream_in(&parsed)?;
-    let axis = match parsed.axis()?.as_deref() {
-        None => 0,
-        Some([axis]) => *axis,
-        Some(_) => return Err(Error::Value(format!("{op}: opts.axis must be one axis"))),
-    };
-    Ok((axis, device))
+    Ok((parsed.single_axis()?.unwrap_or(0), device))
 }
 
 /// `concatenate(arrays, {axis?, stream?})`: joined along `axis` (default 0).

@@ -7,13 +7,14 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::BinaryOp;
 use crate::graph::shape::fmt_shape;
+use crate::ops::shape::slice_axis;
 use crate::ops::{
-    binary, concatenate, expand_dims, full, matmul, reshape, slice, softmax, stack, transpose,
-    tril, where_,
+    binary, concatenate, expand_dims, full, matmul, reshape, softmax, stack, transpose, tril,
+    where_,
 };
 use crate::stream::Stream;
 
-use super::floats;
+use crate::ops::reduce::as_float;
 
 /// What attention may not look at.
 pub enum AttentionMask<'a> {
@@ -66,9 +67,9 @@ pub fn scaled_dot_product_attention(
     let group = hq / hkv;
     let dims = |v: &[usize]| v.iter().map(|&x| x as isize).collect::<Vec<_>>();
     // [B, Hkv, G, L, D] against [B, Hkv, 1, S, D]: the batch axes broadcast in matmul.
-    let q5 = reshape(&floats(q, stream), &dims(&[b, hkv, group, l, d]), stream)?;
-    let k5 = expand_dims(&floats(k, stream), &[2], stream)?;
-    let v5 = expand_dims(&floats(v, stream), &[2], stream)?;
+    let q5 = reshape(&as_float(q, stream), &dims(&[b, hkv, group, l, d]), stream)?;
+    let k5 = expand_dims(&as_float(k, stream), &[2], stream)?;
+    let v5 = expand_dims(&as_float(v, stream), &[2], stream)?;
     let scaled = binary(
         BinaryOp::Multiply,
         &q5,
@@ -103,7 +104,7 @@ fn apply_mask(
     let minus_inf = || Array::from_f32(&[f32::NEG_INFINITY], &[]);
     match mask {
         AttentionMask::None => Ok(scores.clone()),
-        AttentionMask::Additive(m) => binary(BinaryOp::Add, scores, &floats(m, stream), stream),
+        AttentionMask::Additive(m) => binary(BinaryOp::Add, scores, &as_float(m, stream), stream),
         AttentionMask::Keep(m) if m.dtype() == DType::Bool => {
             where_(m, scores, &minus_inf()?, stream)
         }
@@ -142,10 +143,11 @@ pub fn rope(x: &Array, rope: &Rope, stream: impl Into<Stream>) -> Result<Array> 
             rope.dims
         )));
     }
-    let x = floats(x, stream);
+    let x = as_float(x, stream);
     let (cos, sin) = angles(rope, x.shape()[n - 2])?;
     let half = rope.dims / 2;
-    let part = |start: usize, stop: usize, step: isize| last_axis(&x, start, stop, step, stream);
+    let part =
+        |start: usize, stop: usize, step: isize| slice_axis(&x, n - 1, (start, stop, step), stream);
     let (x1, x2) = if rope.traditional {
         (part(0, rope.dims, 2)?, part(1, rope.dims, 2)?)
     } else {
@@ -188,14 +190,4 @@ fn angles(rope: &Rope, length: usize) -> Result<(Array, Array)> {
         Array::from_f32(&cos, &[length, half])?,
         Array::from_f32(&sin, &[length, half])?,
     ))
-}
-
-/// `x[..., start:stop:step]`.
-fn last_axis(x: &Array, start: usize, stop: usize, step: isize, stream: Stream) -> Result<Array> {
-    let n = x.ndim();
-    let mut from = vec![0isize; n];
-    let mut to: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
-    let mut steps = vec![1isize; n];
-    (from[n - 1], to[n - 1], steps[n - 1]) = (start as isize, stop as isize, step);
-    slice(x, &from, &to, Some(&steps), stream)
 }

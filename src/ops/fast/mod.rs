@@ -11,17 +11,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Primitive;
 use crate::graph::shape::fmt_shape;
-use crate::ops::astype;
+use crate::ops::reduce::as_float;
 use crate::stream::Stream;
-
-/// `x` as float32 (a copy node only when it is not).
-pub(crate) fn floats(x: &Array, stream: Stream) -> Array {
-    if x.dtype() == DType::Float32 {
-        x.clone()
-    } else {
-        astype(x, DType::Float32, stream)
-    }
-}
 
 /// Checks an affine row (`weight` or `bias`): one axis, the row's length.
 fn check_affine(op: &str, what: &str, row: &Array, x: &Array) -> Result<()> {
@@ -50,11 +41,11 @@ fn norm(
             "{op}: x must have at least one axis, got a scalar"
         )));
     }
-    let mut inputs = vec![floats(x, stream)];
+    let mut inputs = vec![as_float(x, stream)];
     for (what, row) in [("weight", weight), ("bias", bias)] {
         if let Some(row) = row {
             check_affine(op, what, row, x)?;
-            inputs.push(floats(row, stream));
+            inputs.push(as_float(row, stream));
         }
     }
     let primitive = Primitive::Norm {
