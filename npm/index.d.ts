@@ -724,6 +724,37 @@ export function take<D extends DType>(x: NDArray<D>, indices: Indices, opts?: Ta
  * `opts.axis`, where the result has the indices' extent (the flattened arrays without one).
  */
 export function takeAlongAxis<D extends DType>(x: NDArray<D>, indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
+/**
+ * MLX's `put_along_axis`: a copy of `x` with `values` written at `indices` along `opts.axis`
+ * (into the flattened array without one; the result keeps `x`'s shape). `indices` has `x`'s
+ * rank; it and `values` broadcast together, and off the axis to `x`'s shape. The values take
+ * `x`'s dtype. Of two writes to one element one lands, unspecified which (as in MLX).
+ */
+export function putAlongAxis<D extends DType>(
+  x: NDArray<D>,
+  indices: Indices,
+  values: NDArray | number | boolean,
+  opts?: TakeOptions,
+): NDArray<D>;
+/**
+ * MLX's `slice_update`: a copy of `x` whose slice `slice(x, start, stop, strides)` holds
+ * `update`, broadcast to the slice's shape and cast to `x`'s dtype.
+ */
+export function sliceUpdate<D extends DType>(
+  x: NDArray<D>,
+  update: NDArray | number | boolean,
+  start: readonly number[],
+  stop: readonly number[],
+  strides?: readonly number[],
+  opts?: StreamOptions,
+): NDArray<D>;
+export function sliceUpdate<D extends DType>(
+  x: NDArray<D>,
+  update: NDArray | number | boolean,
+  start: readonly number[],
+  stop: readonly number[],
+  opts: StreamOptions,
+): NDArray<D>;
 
 /** The options of the running reductions. */
 export interface ScanOptions extends StreamOptions {

@@ -144,7 +144,8 @@ export let
   floorDivide = early("floorDivide"), remainder = early("remainder"), arctan2 = early("arctan2"),
   std = early("std"), any = early("any"), all = early("all"), tril = early("tril"),
   triu = early("triu"), outer = early("outer"), addmm = early("addmm"), take = early("take"),
-  takeAlongAxis = early("takeAlongAxis"), cumsum = early("cumsum"), cumprod = early("cumprod"),
+  takeAlongAxis = early("takeAlongAxis"), putAlongAxis = early("putAlongAxis"),
+  sliceUpdate = early("sliceUpdate"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
   sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
   conv2d = early("conv2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
@@ -194,7 +195,7 @@ function bind() {
     sqrt, square, squeeze, stack, subtract, sum, synchronize, tan, tanh, tidy, transpose, where,
     zeros, isnan, isinf, isfinite, log2, log10, sinh, cosh, arcsin, arccos, arctan, arcsinh,
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
-    any, all, tril, triu, outer, addmm, take, takeAlongAxis, cumsum, cumprod, cummax, cummin,
+    any, all, tril, triu, outer, addmm, take, takeAlongAxis, putAlongAxis, sliceUpdate, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
     argsort, topk, conv1d, conv2d, pad, tile, repeat, roll, diag, diagonal, tensordot
   } = glue);

@@ -15,6 +15,7 @@ pub mod random;
 pub mod reduce;
 pub mod row_norm;
 pub mod scan;
+pub mod scatter;
 pub mod select;
 pub mod simd;
 pub mod sort;
@@ -96,7 +97,8 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         Primitive::Scan { .. }
         | Primitive::Norm { .. }
         | Primitive::Sort { .. }
-        | Primitive::Gather(_) => eval_axis_op(&primitive, node, inputs, host),
+        | Primitive::Gather(_)
+        | Primitive::Scatter(_) => eval_axis_op(&primitive, node, inputs, host),
         Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
         Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
     }
@@ -133,6 +135,7 @@ fn eval_axis_op(
             node.shape(),
             axis,
         )),
+        Primitive::Scatter(ref scatter) => scatter::eval(scatter, inputs, host),
         _ => unreachable!("eval sends only the axis ops here"),
     }
 }

@@ -169,6 +169,17 @@ fn padded(values: impl Iterator<Item = u32>) -> Vec<u32> {
     v
 }
 
+/// The strided copy kernel converting `from` to `to`.
+pub fn copy_into_source(from: DType, to: DType) -> String {
+    let header = format!(
+        "alias In = {};\nalias Out = {};\nfn op(x: In) -> Out {{ return {}; }}",
+        wgsl_type(from),
+        wgsl_type(to),
+        convert("x", from, to),
+    );
+    strided_source(&header, include_str!("wgsl/copy_into.wgsl"))
+}
+
 /// The WGSL scalar type that stores a dtype (bool is stored as a 0/1 `u32`).
 pub fn wgsl_type(dtype: DType) -> &'static str {
     match dtype {

@@ -13,8 +13,8 @@ use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, select, sort, unary,
-    vectorized,
+    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, scatter, select,
+    sort, unary, vectorized,
 };
 use crate::graph::primitive::{Primitive, ReduceOp};
 use crate::graph::shape::Layout;
@@ -74,6 +74,7 @@ pub fn eval(
         Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)
+        | Primitive::Scatter(_)
         | Primitive::Sort { .. }
         | Primitive::Norm { .. }
         | Primitive::Scan { .. } => eval_axis_op(gpu, batch, &primitive, node, inputs, data),
@@ -96,6 +97,9 @@ fn eval_axis_op(
 ) -> Result<GpuBuffer> {
     match *primitive {
         Primitive::Gather(axis) => gather::dispatch(gpu, batch, node, axis, inputs, data),
+        Primitive::Scatter(ref scatter) => {
+            scatter::dispatch(gpu, batch, node, scatter, inputs, data)
+        }
         Primitive::Sort {
             indices,
             descending,
@@ -293,7 +297,7 @@ fn concatenate(
             offset: start * out_strides[axis] as usize,
         };
         let key = KernelKey::new("copy_into", "", &[from, to]);
-        let source = || copy_into_source(from, to);
+        let source = || elementwise::copy_into_source(from, to);
         elementwise::record(
             gpu,
             batch,
@@ -308,17 +312,6 @@ fn concatenate(
         start += x.shape()[axis];
     }
     Ok(out)
-}
-
-/// The strided copy kernel converting `from` to `to`.
-pub fn copy_into_source(from: DType, to: DType) -> String {
-    let header = format!(
-        "alias In = {};\nalias Out = {};\nfn op(x: In) -> Out {{ return {}; }}",
-        elementwise::wgsl_type(from),
-        elementwise::wgsl_type(to),
-        elementwise::convert("x", from, to),
-    );
-    elementwise::strided_source(&header, include_str!("wgsl/copy_into.wgsl"))
 }
 
 /// Matmul of two float32 inputs broadcast to one batch shape; an input whose matrices cannot be

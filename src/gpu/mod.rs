@@ -19,6 +19,7 @@ pub mod random;
 pub mod reduce;
 pub mod row_norm;
 pub mod scan;
+pub mod scatter;
 pub mod select;
 pub mod sort;
 pub mod unary;

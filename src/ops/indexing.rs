@@ -1,13 +1,16 @@
-//! Indexing: `take` and `takeAlongAxis` (one gather primitive). Indices are int32 or uint32;
-//! negative ones count from the end, and out-of-range ones clamp on the device, as MLX's do.
+//! Indexing: `take` and `takeAlongAxis` (one gather primitive), `putAlongAxis` and
+//! `sliceUpdate` (one scatter primitive). Indices are int32 or uint32; negative ones count
+//! from the end, and out-of-range ones clamp on the device, as MLX's do.
 //! The indices' own values are not read on the host: an op builder never waits for data.
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::graph::primitive::Primitive;
-use crate::graph::shape::{checked_size, fmt_shape, normalize_axis};
-use crate::ops::{flatten, reshape};
+use crate::graph::primitive::{Primitive, Scatter};
+use crate::graph::shape::{broadcast_shapes, checked_size, fmt_shape, normalize_axis};
+use crate::ops::shape::slice_region;
+use crate::ops::unary::astype;
+use crate::ops::{broadcast_to, flatten, reshape};
 use crate::stream::Stream;
 
 /// Checks that `indices` hold integers.
@@ -120,6 +123,118 @@ fn gather(op: &str, x: &Array, indices: &Array, axis: usize, stream: Stream) -> 
         Primitive::Gather(axis),
         vec![x.clone(), indices.clone()],
         shape,
+        x.dtype(),
+        stream,
+    ))
+}
+
+/// MLX's `put_along_axis`: a copy of `x` with `values` written at `indices` along `axis`
+/// (without one, into the flattened array, reshaped back). `indices` has `x`'s rank; it and
+/// `values` broadcast together to the updates' shape, which off the axis must broadcast to
+/// `x`'s. The values take `x`'s dtype.
+pub fn put_along_axis(
+    x: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: Option<isize>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    const OP: &str = "putAlongAxis";
+    check_indices(OP, indices)?;
+    let Some(axis) = axis else {
+        let flat = [flatten(x, stream), flatten(indices, stream)];
+        let values = match values.ndim() {
+            0 => values.clone(),
+            _ => flatten(values, stream),
+        };
+        let put = put_along_axis(&flat[0], &flat[1], &values, Some(0), stream)?;
+        let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+        return reshape(&put, &shape, stream);
+    };
+    if indices.ndim() != x.ndim() {
+        return Err(Error::Shape(format!(
+            "{OP}: indices of shape {} must have the rank of the array's shape {}",
+            fmt_shape(indices.shape()),
+            fmt_shape(x.shape())
+        )));
+    }
+    let axis = normalize_axis(OP, axis, x.ndim())?;
+    let shape = update_shape(x, indices, values, axis)?;
+    check_extent(OP, x, axis, crate::graph::shape::numel(&shape))?;
+    let values = astype(values, x.dtype(), stream);
+    Ok(Array::from_primitive(
+        Primitive::Scatter(Scatter::Axis(axis)),
+        vec![
+            x.clone(),
+            broadcast_to(indices, &shape, stream)?,
+            broadcast_to(&values, &shape, stream)?,
+        ],
+        x.shape().to_vec(),
+        x.dtype(),
+        stream,
+    ))
+}
+
+/// The shape of `put_along_axis`'s updates: the broadcast of the indices and the values,
+/// which off `axis` must also broadcast to `x`'s shape (each row of `x` gets its updates).
+fn update_shape(x: &Array, indices: &Array, values: &Array, axis: usize) -> Result<Vec<usize>> {
+    let mismatch = || {
+        Error::Shape(format!(
+            "putAlongAxis: indices of shape {} and values of shape {} do not broadcast to the \
+             array's shape {} outside axis {axis}",
+            fmt_shape(indices.shape()),
+            fmt_shape(values.shape()),
+            fmt_shape(x.shape())
+        ))
+    };
+    let shape = broadcast_shapes("putAlongAxis", indices.shape(), values.shape())
+        .map_err(|_| mismatch())?;
+    if shape.len() != x.ndim() || shape[axis] != indices.shape()[axis] {
+        return Err(mismatch());
+    }
+    let mut out = shape;
+    for (d, extent) in out.iter_mut().enumerate() {
+        match (*extent, x.shape()[d]) {
+            _ if d == axis => {}
+            (e, n) if e == n => {}
+            (1, n) => *extent = n,
+            _ => return Err(mismatch()),
+        }
+    }
+    Ok(out)
+}
+
+/// MLX's `slice_update`: a copy of `x` whose slice (`start`, `stop` and `strides` as `slice`
+/// takes them) holds `update`, broadcast to the slice's shape and cast to `x`'s dtype.
+pub fn slice_update(
+    x: &Array,
+    update: &Array,
+    start: &[isize],
+    stop: &[isize],
+    strides: Option<&[isize]>,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    const OP: &str = "sliceUpdate";
+    let region = slice_region(OP, x.shape(), start, stop, strides)?;
+    let fits = update.ndim() <= region.shape.len()
+        && broadcast_shapes(OP, update.shape(), &region.shape).is_ok_and(|s| s == region.shape);
+    if !fits {
+        return Err(Error::Shape(format!(
+            "{OP}: an update of shape {} does not broadcast to the slice's shape {}",
+            fmt_shape(update.shape()),
+            fmt_shape(&region.shape)
+        )));
+    }
+    let update = broadcast_to(&astype(update, x.dtype(), stream), &region.shape, stream)?;
+    Ok(Array::from_primitive(
+        Primitive::Scatter(Scatter::Slice {
+            start: region.start,
+            step: region.step,
+        }),
+        vec![x.clone(), update],
+        x.shape().to_vec(),
         x.dtype(),
         stream,
     ))

@@ -156,34 +156,64 @@ pub fn slice(
     strides: Option<&[isize]>,
     stream: impl Into<Stream>,
 ) -> Result<Array> {
-    let stream: Stream = stream.into();
-    let n = x.ndim();
+    let region = slice_region("slice", x.shape(), start, stop, strides)?;
+    Ok(view(
+        x,
+        View::Slice {
+            start: region.start,
+            step: region.step,
+        },
+        region.shape,
+        stream,
+    ))
+}
+
+/// The part of an array that a slice selects: the first index and step on each axis (the
+/// slice view's parameters) and the shape.
+pub(crate) struct SliceRegion {
+    pub start: Vec<usize>,
+    pub step: Vec<isize>,
+    pub shape: Vec<usize>,
+}
+
+/// The region of an array of `shape` that `start`, `stop` and `strides` (one each per axis,
+/// clamped as MLX clamps them) select, for `op`.
+pub(crate) fn slice_region(
+    op: &str,
+    shape: &[usize],
+    start: &[isize],
+    stop: &[isize],
+    strides: Option<&[isize]>,
+) -> Result<SliceRegion> {
+    let n = shape.len();
     let ones = vec![1isize; n];
     let strides = strides.unwrap_or(&ones);
     if start.len() != n || stop.len() != n || strides.len() != n {
         return Err(Error::Value(format!(
-            "slice: start, stop and strides need {n} entries each for shape {}, got {}, {} and {}",
-            fmt_shape(x.shape()),
+            "{op}: start, stop and strides need {n} entries each for shape {}, got {}, {} and {}",
+            fmt_shape(shape),
             start.len(),
             stop.len(),
             strides.len()
         )));
     }
     if strides.contains(&0) {
-        return Err(Error::Value("slice: a stride of 0 is not allowed".into()));
+        return Err(Error::Value(format!("{op}: a stride of 0 is not allowed")));
     }
-    let (mut first, mut shape) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut step = Vec::with_capacity(n);
+    let mut region = SliceRegion {
+        start: Vec::with_capacity(n),
+        step: Vec::with_capacity(n),
+        shape: Vec::with_capacity(n),
+    };
     for axis in 0..n {
-        let (a, len) =
-            normalize_slice_axis(x.shape()[axis], start[axis], stop[axis], strides[axis]);
-        first.push(a);
-        shape.push(len);
+        let (a, len) = normalize_slice_axis(shape[axis], start[axis], stop[axis], strides[axis]);
+        region.start.push(a);
+        region.shape.push(len);
         // With one element or none the step is never taken; a huge one would overflow the
         // view's stride.
-        step.push(if len > 1 { strides[axis] } else { 1 });
+        region.step.push(if len > 1 { strides[axis] } else { 1 });
     }
-    Ok(view(x, View::Slice { start: first, step }, shape, stream))
+    Ok(region)
 }
 
 /// The arrays joined along `axis`; their dtypes promote together.

@@ -97,6 +97,8 @@ def cases(g):
     linear_cases(g)
     take_cases(g)
     take_along_axis_cases(g)
+    put_along_axis_cases(g)
+    slice_update_cases(g)
     scan_cases(g)
     layer_norm_cases(g)
     rms_norm_cases(g)
@@ -1071,8 +1073,6 @@ def einsum_cases(g):
 # ----------------------------------------------------------------------------------------------
 
 PENDING = {
-    "putAlongAxis": put_along_axis_cases,          # putAlongAxis
-    "sliceUpdate": slice_update_cases,             # sliceUpdate
     "convTranspose": conv_transpose_cases,         # convTranspose1d, convTranspose2d
 }
 

@@ -390,6 +390,18 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 ops::take_along_axis(&x[0], &x[1], axis, device)
             })
         }
+        "putAlongAxis" => {
+            let axis = params["axis"].as_i64().map(|a| a as isize);
+            one(ops::put_along_axis(&x[0], &x[1], &x[2], axis, device))
+        }
+        "sliceUpdate" => one(ops::slice_update(
+            &x[0],
+            &x[1],
+            &integers(&params["start"]),
+            &integers(&params["stop"]),
+            Some(&integers(&params["strides"])),
+            device,
+        )),
         "cumsum" | "cumprod" | "cummax" | "cummin" | "logcumsumexp" => {
             use tandem::graph::primitive::ScanOp;
             let scan = [

@@ -29,6 +29,7 @@ mod math;
 mod memory;
 mod memory_api_map;
 mod model_ops;
+mod scatter;
 mod soak;
 mod startup;
 mod streams;

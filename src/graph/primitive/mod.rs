@@ -165,6 +165,20 @@ impl ScanOp {
     }
 }
 
+/// Where a scatter writes. The node's first input is the array written into (the node has its
+/// shape and dtype); the updates already have its dtype and the shape of the region written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scatter {
+    /// MLX's `put_along_axis` on this axis: inputs `x`, int32/uint32 indices and values, both
+    /// broadcast to the updates' shape, which is `x`'s off the axis. Each update lands at its
+    /// own coordinates with the axis's read from the indices (negative from the end, the rest
+    /// clamped, as the gather); of two updates to one element, one lands.
+    Axis(usize),
+    /// MLX's `slice_update`: inputs `x` and the update, which fills the slice of `x` that
+    /// starts at `start` and steps by `step` on each axis (the slice view's parameters).
+    Slice { start: Vec<usize>, step: Vec<isize> },
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -244,6 +258,8 @@ pub enum Primitive {
     /// same rank; the node's shape is their broadcast, with the indices' extent on the axis.
     /// Negative indices count from the end; out-of-range ones clamp (MLX's device rule).
     Gather(usize),
+    /// A copy of the first input with some of its elements replaced (see [`Scatter`]).
+    Scatter(Scatter),
     /// Counter-based random numbers under a key; no inputs.
     Random([u32; 2], Distribution),
     /// A creation op's values; no inputs.
@@ -266,6 +282,8 @@ impl Primitive {
             Primitive::Matmul => "matmul",
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
+            Primitive::Scatter(Scatter::Axis(_)) => "putAlongAxis",
+            Primitive::Scatter(Scatter::Slice { .. }) => "sliceUpdate",
             Primitive::Scan { op, .. } => op.name(),
             Primitive::Sort { indices: true, .. } => "argsort",
             Primitive::Sort {

@@ -91,6 +91,10 @@ export! {
         "take" take(x; indices: JsValue, opts: JsValue) -> NdArray;
     "`takeAlongAxis(x, indices, {axis?, stream?})`.",
         "takeAlongAxis" take_along_axis(x; indices: JsValue, opts: JsValue) -> NdArray;
+    "`putAlongAxis(x, indices, values, {axis?, stream?})`: values an NDArray or a number.",
+        "putAlongAxis" put_along_axis(x; indices: JsValue, values: JsValue, opts: JsValue) -> NdArray;
+    "`sliceUpdate(x, update, start, stop, strides?, {stream?})`.",
+        "sliceUpdate" slice_update(x; update: JsValue, start: JsValue, stop: JsValue, strides: JsValue, opts: JsValue) -> NdArray;
     "`sort(x, {axis?, stream?})`: stable, NaN last; `axis: null` sorts the flattened array.",
         "sort" sort(x; opts: JsValue) -> NdArray;
     "`argsort(x, {axis?, stream?})`.", "argsort" argsort(x; opts: JsValue) -> NdArray;

@@ -1,6 +1,7 @@
-//! `take` and `takeAlongAxis`. Indices are an NDArray of int32/uint32, or JS integers (one, or
-//! a flat list): those are known on the host, so one out of range is a `ValueError` there
-//! (MLX's rule); an array's out-of-range indices clamp on the device.
+//! `take`, `takeAlongAxis`, `putAlongAxis` and `sliceUpdate`. Indices are an NDArray of
+//! int32/uint32, or JS integers (one, or a flat list): those are known on the host, so one out
+//! of range is a `ValueError` there (MLX's rule); an array's out-of-range indices clamp on the
+//! device. Values and updates are NDArrays, or a number or boolean (cast to the array's dtype).
 
 use wasm_bindgen::prelude::*;
 
@@ -10,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js};
 use crate::js::handles::handle_of;
 use crate::js::ndarray::NdArray;
-use crate::js::options::{Options, integers_of};
+use crate::js::options::{Options, integers_of, trailing_options};
 use crate::js::stream::stream_in;
 use crate::ops;
 
@@ -71,4 +72,63 @@ pub fn take(x: &NdArray, indices: JsValue, opts: JsValue) -> JsResult<NdArray> {
 /// `takeAlongAxis(x, indices, {axis?, stream?})`.
 pub fn take_along_axis(x: &NdArray, indices: JsValue, opts: JsValue) -> JsResult<NdArray> {
     take_with("takeAlongAxis", ops::take_along_axis, x, &indices, &opts)
+}
+
+/// A value or update argument: an NDArray, or a JS number or boolean typed as MLX types a
+/// Python scalar next to `x`.
+fn values_of(op: &str, what: &str, value: &JsValue, x: &Array) -> Result<Array> {
+    if handle_of(value).is_some() {
+        return NdArray::from_js(op, value);
+    }
+    if value.as_f64().is_some() || value.as_bool().is_some() {
+        return super::scalar_for(op, value, x.dtype());
+    }
+    Err(Error::Value(format!(
+        "{op}: {what} must be an NDArray, a number or a boolean, got {}",
+        crate::js::options::describe(value)
+    )))
+}
+
+/// `putAlongAxis(x, indices, values, {axis?, stream?})`: without an axis, into the flattened
+/// array (the result keeps `x`'s shape).
+pub fn put_along_axis(
+    x: &NdArray,
+    indices: JsValue,
+    values: JsValue,
+    opts: JsValue,
+) -> JsResult<NdArray> {
+    const OP: &str = "putAlongAxis";
+    let x = x.array()?;
+    js((|| {
+        let parsed = Options::parse(OP, &opts, TAKE)?;
+        let axis = parsed.single_axis()?;
+        let indices = indices_of(OP, &indices, &x, axis)?;
+        let values = values_of(OP, "values", &values, &x)?;
+        ops::put_along_axis(&x, &indices, &values, axis, stream_in(&parsed)?)
+    })())
+    .map(NdArray::new)
+}
+
+/// `sliceUpdate(x, update, start, stop, strides?, {stream?})`: `x` with the slice that
+/// `slice(x, start, stop, strides)` reads replaced by `update`.
+pub fn slice_update(
+    x: &NdArray,
+    update: JsValue,
+    start: JsValue,
+    stop: JsValue,
+    strides: JsValue,
+    opts: JsValue,
+) -> JsResult<NdArray> {
+    const OP: &str = "sliceUpdate";
+    let x = x.array()?;
+    js((|| {
+        let ([strides], opts) = trailing_options(OP, [&strides], &opts)?;
+        let start = integers_of(OP, "start", &start)?;
+        let stop = integers_of(OP, "stop", &stop)?;
+        let strides = strides.map(|s| integers_of(OP, "strides", s)).transpose()?;
+        let stream = super::stream_option(OP, opts)?;
+        let update = values_of(OP, "update", &update, &x)?;
+        ops::slice_update(&x, &update, &start, &stop, strides.as_deref(), stream)
+    })())
+    .map(NdArray::new)
 }
