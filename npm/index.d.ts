@@ -933,6 +933,19 @@ export function conv1d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDA
  * `[N, H', W', O]` (`float32`). For now an im2col copy and one batched matmul.
  */
 export function conv2d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<"float32">;
+/** The options of a transposed convolution. */
+export interface ConvTransposeOptions extends ConvOptions {
+  /** Extra output on the far side of each spatial axis, below the stride or the dilation; 0 when absent. */
+  outputPadding?: number | readonly number[];
+}
+/**
+ * The transposed (fractionally strided) 1-D convolution, MLX's `conv_transpose1d`: input
+ * `[N, L, C]`, weight `[O, K, C/groups]` (the layout `conv1d` takes), result `[N, L', O]` with
+ * `L' = (L - 1) * stride - 2 * padding + dilation * (K - 1) + 1 + outputPadding`.
+ */
+export function convTranspose1d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<"float32">;
+/** The transposed 2-D convolution, MLX's `conv_transpose2d`: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`. */
+export function convTranspose2d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<"float32">;
 /** The options of `addmm`. */
 export interface AddmmOptions extends StreamOptions {
   /** The product's factor; 1 when absent. */

@@ -148,7 +148,8 @@ export let
   sliceUpdate = early("sliceUpdate"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
   sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
-  conv2d = early("conv2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
+  conv2d = early("conv2d"), convTranspose1d = early("convTranspose1d"),
+  convTranspose2d = early("convTranspose2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
   roll = early("roll"), diag = early("diag"), diagonal = early("diagonal"),
   tensordot = early("tensordot");
 
@@ -197,7 +198,7 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, putAlongAxis, sliceUpdate, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk, conv1d, conv2d, pad, tile, repeat, roll, diag, diagonal, tensordot
+    argsort, topk, conv1d, conv2d, convTranspose1d, convTranspose2d, pad, tile, repeat, roll, diag, diagonal, tensordot
   } = glue);
   glueEinsum = glue.einsum;
   compile = compileWith;

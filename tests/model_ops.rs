@@ -367,6 +367,13 @@ fn convolutions_match_the_cpu_with_random_strides_padding_dilation_and_groups() 
             let what = format!("x {xs:?} w {ws:?} stride {stride} padding {padding} dilation {dilation} groups {groups}");
             let (gpu, cpu) = [Device::Gpu, Device::Cpu].map(|d| ops::conv::conv("conv", &x, &w, &params, d).unwrap()).into();
             assert_matches(&what, DType::Float32, &words(&runtime, &gpu), &words(&runtime, &cpu), 1e-5, 1e-5);
+            // The transpose of the same parameters, with an output padding below the stride.
+            let extra = vec![rng.next_u32() as usize % stride.max(dilation); spatial];
+            let transposed = |d| ops::conv::conv_transpose("convTranspose", &x, &w, &params, &extra, d);
+            if let (Ok(gpu), Ok(cpu)) = (transposed(Device::Gpu), transposed(Device::Cpu)) {
+                let what = format!("transposed {what} output padding {extra:?}");
+                assert_matches(&what, DType::Float32, &words(&runtime, &gpu), &words(&runtime, &cpu), 1e-5, 1e-5);
+            }
             Ok(())
         })
         .unwrap();

@@ -2,12 +2,13 @@
 //! `[O, *kernel, C / groups]`. For now an im2col composition: the zero-padded input's taps
 //! (strided slice views) stacked into `[groups, N * out, taps * C / groups]` and one batched
 //! matmul with the weight; the im2col copy is an array like any other, so its memory counts.
+//! A transposed convolution is the convolution of the input spread out by the stride.
 
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::graph::shape::fmt_shape;
 use crate::ops::reduce::as_float;
-use crate::ops::{concatenate, matmul, reshape, slice, stack, transpose, zeros};
+use crate::ops::{concatenate, matmul, reshape, slice, slice_update, stack, transpose, zeros};
 use crate::stream::Stream;
 
 /// A convolution's parameters, one per spatial axis.
@@ -149,4 +150,103 @@ pub fn conv(
         &dims(&shape),
         stream,
     )
+}
+
+/// `x` with `lo` zeros before and `hi` after on `axis`; a negative amount crops instead.
+fn border(x: &Array, axis: usize, lo: isize, hi: isize, stream: Stream) -> Result<Array> {
+    let n = x.ndim();
+    let mut start = vec![0isize; n];
+    let mut stop: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    start[axis] = (-lo).max(0);
+    stop[axis] -= (-hi).max(0);
+    let mut out = slice(x, &start, &stop, None, stream)?;
+    for (amount, before) in [(lo, true), (hi, false)] {
+        if amount > 0 {
+            let mut shape = out.shape().to_vec();
+            shape[axis] = amount as usize;
+            let edge = zeros(&shape, out.dtype(), stream)?;
+            let parts = if before { [edge, out] } else { [out, edge] };
+            out = concatenate(&parts, axis as isize, stream)?;
+        }
+    }
+    Ok(out)
+}
+
+/// A transposed convolution (MLX's `conv_transpose`, weight `[O, *kernel, C / groups]` as for
+/// `conv`): the convolution with the spatially flipped kernel, stride 1 and the same dilation
+/// and groups, of the input spread out by the stride (zeros between its elements) and bordered
+/// by `dilation * (k - 1) - padding` zeros, plus `output_padding` more after.
+pub fn conv_transpose(
+    op: &str,
+    x: &Array,
+    w: &Array,
+    p: &ConvParams,
+    output_padding: &[usize],
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    let spatial = x.ndim().saturating_sub(2);
+    if x.ndim() < 3 || w.ndim() != x.ndim() {
+        return Err(Error::Shape(format!(
+            "{op}: input [N, *spatial, C] and weight [O, *kernel, C/groups] of one rank, got {} and {}",
+            fmt_shape(x.shape()),
+            fmt_shape(w.shape())
+        )));
+    }
+    let lists = [&p.stride, &p.padding, &p.dilation];
+    let counts = lists.iter().all(|l| l.len() == spatial) && output_padding.len() == spatial;
+    if !counts || p.stride.contains(&0) || p.dilation.contains(&0) {
+        return Err(fail(
+            op,
+            format!(
+                "stride, padding, dilation and outputPadding need {spatial} values each, \
+                 strides and dilations from 1"
+            ),
+        ));
+    }
+    if x.shape()[1..=spatial].contains(&0) {
+        return Err(Error::Shape(format!(
+            "{op}: the input of shape {} has an empty spatial axis",
+            fmt_shape(x.shape())
+        )));
+    }
+    let mut spread = as_float(x, stream);
+    if p.stride.iter().any(|&s| s > 1) {
+        let mut shape = x.shape().to_vec();
+        let mut steps = vec![1isize; x.ndim()];
+        for i in 0..spatial {
+            shape[1 + i] = (x.shape()[1 + i] - 1) * p.stride[i] + 1;
+            steps[1 + i] = p.stride[i] as isize;
+        }
+        let stop: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+        let start = vec![0isize; x.ndim()];
+        let room = zeros(&shape, spread.dtype(), stream)?;
+        spread = slice_update(&room, &spread, &start, &stop, Some(&steps), stream)?;
+    }
+    let (mut start, mut stop, mut flip) = (vec![0isize; w.ndim()], vec![], vec![1isize; w.ndim()]);
+    stop.extend(w.shape().iter().map(|&d| d as isize));
+    for i in 0..spatial {
+        let (k, d, s) = (w.shape()[1 + i], p.dilation[i], p.stride[i]);
+        if output_padding[i] >= s.max(d) {
+            return Err(fail(
+                op,
+                format!(
+                    "outputPadding {} on spatial axis {i} must be smaller than the stride or the \
+                     dilation",
+                    output_padding[i]
+                ),
+            ));
+        }
+        let lo = (d * k.max(1) - d) as isize - p.padding[i] as isize;
+        spread = border(&spread, 1 + i, lo, lo + output_padding[i] as isize, stream)?;
+        (start[1 + i], stop[1 + i], flip[1 + i]) = (-1, -(k as isize) - 1, -1);
+    }
+    let flipped = slice(w, &start, &stop, Some(&flip), stream)?;
+    let plain = ConvParams {
+        stride: vec![1; spatial],
+        padding: vec![0; spatial],
+        dilation: p.dilation.clone(),
+        groups: p.groups,
+    };
+    conv(op, &spread, &flipped, &plain, stream)
 }

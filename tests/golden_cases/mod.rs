@@ -438,7 +438,7 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
             params["axis"].as_i64().map(|a| a as isize),
             device,
         )),
-        "conv1d" | "conv2d" => {
+        "conv1d" | "conv2d" | "convTranspose1d" | "convTranspose2d" => {
             let spatial = x[0].ndim() - 2;
             let each = |k: &str, default: usize| -> Vec<usize> {
                 match &params[k] {
@@ -455,6 +455,12 @@ fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Resul
                 dilation: each("dilation", 1),
                 groups: params["groups"].as_u64().unwrap_or(1) as usize,
             };
+            if op.starts_with("convTranspose") {
+                let extra = each("outputPadding", 0);
+                return one(ops::conv::conv_transpose(
+                    op, &x[0], &x[1], &conv, &extra, device,
+                ));
+            }
             one(ops::conv::conv(op, &x[0], &x[1], &conv, device))
         }
         "tensordot" => {

@@ -576,7 +576,33 @@ async fn convolutions_take_numbers_or_lists_and_name_bad_shapes() {
         ]);
         let y = ex::conv2d(js_value(&x), js_value(&w), opts).unwrap();
         assert_eq!(to_vec(&y).await, vec![3.0, 24.0], "{stream}");
+        // The transpose spreads each input over the filter's 2x2 window.
+        let y = ex::conv_transpose2d(js_value(&x), js_value(&w), on(stream)).unwrap();
+        let full = [
+            1.0, 3.0, 5.0, 3.0, 5.0, 12.0, 16.0, 9.0, 11.0, 24.0, 28.0, 15.0, 7.0, 15.0, 17.0, 9.0,
+        ];
+        assert_eq!(to_vec(&y).await, full.to_vec(), "{stream}");
+        let opts = options(&[("padding", 1.into()), ("stream", stream.into())]);
+        let y = ex::conv_transpose2d(js_value(&x), js_value(&w), opts).unwrap();
+        assert_eq!(to_vec(&y).await, vec![12.0, 16.0, 24.0, 28.0], "{stream}");
     }
+    let (name, text) = message(ex::conv_transpose2d(
+        js_value(&x),
+        js_value(&w),
+        options(&[("outputPadding", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(
+        text.contains("convTranspose2d") && text.contains("outputPadding 1"),
+        "{text}"
+    );
+    let (name, text) = message(ex::conv_transpose2d(
+        js_value(&x),
+        js_value(&w),
+        options(&[("output_padding", 1.into())]),
+    ));
+    assert_eq!(name, "ValueError");
+    assert!(text.contains("\"output_padding\""), "{text}");
     let (name, text) = message(ex::conv2d(
         js_value(&x),
         js_value(&w),

@@ -1,5 +1,5 @@
-//! `conv1d` and `conv2d`, channels last: `stride`, `padding` and `dilation` are a number or
-//! one per spatial axis, as MLX takes them.
+//! `conv1d`, `conv2d` and their transposes, channels last: `stride`, `padding`, `dilation`
+//! (and a transpose's `outputPadding`) are a number or one per spatial axis, as MLX takes them.
 
 use wasm_bindgen::prelude::*;
 
@@ -8,10 +8,19 @@ use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, count_of, describe};
 use crate::js::stream::stream_in;
-use crate::ops::conv::{ConvParams, conv};
+use crate::ops::conv::{ConvParams, conv, conv_transpose};
 
 /// The options of a convolution.
 const CONV: &[&str] = &["stride", "padding", "dilation", "groups", "stream"];
+/// The options of a transposed convolution.
+const CONV_TRANSPOSE: &[&str] = &[
+    "stride",
+    "padding",
+    "dilation",
+    "outputPadding",
+    "groups",
+    "stream",
+];
 
 /// `opts[key]` as one count per spatial axis: a number for all, or a list of `spatial`.
 fn per_axis(
@@ -56,7 +65,9 @@ fn convolve(
                 x.shape()
             )));
         }
-        let parsed = Options::parse(op, opts, CONV)?;
+        let transposed = op.starts_with("convTranspose");
+        let keys = if transposed { CONV_TRANSPOSE } else { CONV };
+        let parsed = Options::parse(op, opts, keys)?;
         let params = ConvParams {
             stride: per_axis(op, &parsed, "stride", spatial, 1)?,
             padding: per_axis(op, &parsed, "padding", spatial, 0)?,
@@ -66,7 +77,12 @@ fn convolve(
                 Some(g) => count_of(op, "groups", &g)?,
             },
         };
-        conv(op, &x, &w, &params, stream_in(&parsed)?)
+        let stream = stream_in(&parsed)?;
+        if transposed {
+            let extra = per_axis(op, &parsed, "outputPadding", spatial, 0)?;
+            return conv_transpose(op, &x, &w, &params, &extra, stream);
+        }
+        conv(op, &x, &w, &params, stream)
     })())
     .map(NdArray::new)
 }
@@ -79,4 +95,15 @@ pub fn conv1d(x: &NdArray, w: &NdArray, opts: JsValue) -> JsResult<NdArray> {
 /// `conv2d(input [N, H, W, C], weight [O, KH, KW, C/groups], {...})`.
 pub fn conv2d(x: &NdArray, w: &NdArray, opts: JsValue) -> JsResult<NdArray> {
     convolve("conv2d", 2, x, w, &opts)
+}
+
+/// `convTranspose1d(input [N, L, C], weight [O, K, C/groups], {stride?, padding?, dilation?,
+/// outputPadding?, groups?, stream?})`.
+pub fn conv_transpose1d(x: &NdArray, w: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    convolve("convTranspose1d", 1, x, w, &opts)
+}
+
+/// `convTranspose2d(input [N, H, W, C], weight [O, KH, KW, C/groups], {...})`.
+pub fn conv_transpose2d(x: &NdArray, w: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    convolve("convTranspose2d", 2, x, w, &opts)
 }

@@ -119,6 +119,10 @@ export! {
         "conv1d" conv1d(x, w; opts: JsValue) -> NdArray;
     "`conv2d(input, weight, {stride?, padding?, dilation?, groups?, stream?})`, channels last.",
         "conv2d" conv2d(x, w; opts: JsValue) -> NdArray;
+    "`convTranspose1d(input, weight, {stride?, padding?, dilation?, outputPadding?, groups?, stream?})`.",
+        "convTranspose1d" conv_transpose1d(x, w; opts: JsValue) -> NdArray;
+    "`convTranspose2d(input, weight, {stride?, padding?, dilation?, outputPadding?, groups?, stream?})`.",
+        "convTranspose2d" conv_transpose2d(x, w; opts: JsValue) -> NdArray;
     "`matmul(a, b, {stream?})`: batched, with broadcasting of batch axes; float32.",
         "matmul" matmul(a, b; opts: JsValue) -> NdArray;
 }
