@@ -617,7 +617,7 @@ async fn random_interleavings_give_the_sequential_values() {
 }
 
 /// Every op of the API (`docs/reference.md`) that makes arrays.
-const ALL_OPS: [&str; 64] = [
+const ALL_OPS: [&str; 80] = [
     "abs",
     "neg",
     "sign",
@@ -682,6 +682,22 @@ const ALL_OPS: [&str; 64] = [
     "array",
     "zeros",
     "ones",
+    "take",
+    "takeAlongAxis",
+    "putAlongAxis",
+    "sliceUpdate",
+    "topk",
+    "pad",
+    "tile",
+    "repeat",
+    "roll",
+    "tril",
+    "triu",
+    "diagonal",
+    "fast.layerNorm",
+    "fast.rmsNorm",
+    "conv1d",
+    "einsum",
 ];
 
 /// What programs do with compiled functions, also in every long run.

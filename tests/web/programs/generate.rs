@@ -266,7 +266,7 @@ fn operand(rng: &mut Rng, state: &State, x: &Known, partner: &mut Vec<Step>) -> 
     }
 }
 
-fn axis(rng: &mut Rng, rank: usize) -> i64 {
+pub fn axis(rng: &mut Rng, rank: usize) -> i64 {
     rng.below(2 * rank.max(1) + 1) as i64 - rank as i64
 }
 
@@ -291,7 +291,7 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
     let rank = x.shape.len();
     let mut steps = Vec::new();
     let mut opts = stream(rng);
-    let (op, args): (&'static str, Vec<Arg>) = match rng.below(17) {
+    let (op, args): (&'static str, Vec<Arg>) = match rng.below(19) {
         0..=2 => (UNARY[rng.below(ELEMENTWISE)].0, vec![Arg::Array(x.index)]),
         3..=5 => {
             let name = BINARY[rng.below(BINARY.len())].0;
@@ -358,6 +358,7 @@ pub fn op(rng: &mut Rng, state: &State) -> Vec<Step> {
         11 => shape_view(rng, &x),
         12 | 13 => slice(rng, &x),
         14 => join(rng, state, &x, &mut steps, &mut opts),
+        17 | 18 => super::model::model_op(rng, state, &x, &mut steps, &mut opts),
         _ => {
             let length = x.shape.first().copied().unwrap_or(0);
             let how = match rng.below(2) {

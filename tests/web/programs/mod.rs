@@ -12,6 +12,7 @@
 
 pub mod compiled;
 pub mod generate;
+pub mod model;
 pub mod page;
 
 use compiled::Function;

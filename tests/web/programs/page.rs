@@ -205,6 +205,26 @@ fn dispatch(op: &str, args: &[JsValue], opts: JsValue) -> Made {
         "broadcastTo" => ex::broadcast_to(at(0), at(1), opts),
         "slice" => ex::slice(at(0), at(1), at(2), at(3), opts),
         "flatten" => ex::flatten(at(0), opts),
+        "take" => ex::take(at(0), at(1), opts),
+        "takeAlongAxis" => ex::take_along_axis(at(0), at(1), opts),
+        "putAlongAxis" => ex::put_along_axis(at(0), at(1), at(2), opts),
+        "sliceUpdate" => ex::slice_update(at(0), at(1), at(2), at(3), at(4), opts),
+        "topk" => ex::topk(at(0), at(1), opts),
+        "pad" => ex::pad(at(0), at(1), opts),
+        "tile" => ex::tile(at(0), at(1), opts),
+        "repeat" => ex::repeat(at(0), at(1), opts),
+        "roll" => ex::roll(at(0), at(1), opts),
+        "tril" => ex::tril(at(0), at(1), opts),
+        "triu" => ex::triu(at(0), at(1), opts),
+        "diagonal" => ex::diagonal(at(0), opts),
+        "fast.layerNorm" => ops::fast_layer_norm(at(0), at(1), at(2), at(3), opts),
+        "fast.rmsNorm" => ops::fast_rms_norm(at(0), at(1), at(2), opts),
+        "conv1d" => ex::conv1d(at(0), at(1), opts),
+        "einsum" => {
+            let operands: JsArray = args[1..].iter().collect();
+            operands.push(&opts);
+            ops::einsum(at(0), operands)
+        }
         "concatenate" => ops::concatenate(at(0), opts),
         "stack" => ops::stack(at(0), opts),
         "array" => ops::array(at(0), opts),
