@@ -11,6 +11,7 @@ pub mod lanes;
 pub mod math;
 pub mod matmul;
 pub mod norm;
+pub mod patches;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
@@ -98,7 +99,8 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
         | Primitive::Norm { .. }
         | Primitive::Sort { .. }
         | Primitive::Gather(_)
-        | Primitive::Scatter(_) => eval_axis_op(&primitive, node, inputs, host),
+        | Primitive::Scatter(_)
+        | Primitive::Patches(_) => eval_axis_op(&primitive, node, inputs, host),
         Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
         Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
     }
@@ -136,6 +138,10 @@ fn eval_axis_op(
             axis,
         )),
         Primitive::Scatter(ref scatter) => scatter::eval(scatter, inputs, host),
+        Primitive::Patches(ref p) => {
+            let x = row_major(&inputs[0], &host[0])?;
+            Ok(patches::patches(p, inputs[0].shape(), &x, node.shape()))
+        }
         _ => unreachable!("eval sends only the axis ops here"),
     }
 }

@@ -13,8 +13,8 @@ use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, gather, matmul, norm, random, reduce, row_norm, scan, scatter, select,
-    sort, unary, vectorized,
+    binary, fill, fused, gather, matmul, norm, patches, random, reduce, row_norm, scan, scatter,
+    select, sort, unary, vectorized,
 };
 use crate::graph::primitive::{Primitive, ReduceOp};
 use crate::graph::shape::Layout;
@@ -75,6 +75,7 @@ pub fn eval(
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)
         | Primitive::Scatter(_)
+        | Primitive::Patches(_)
         | Primitive::Sort { .. }
         | Primitive::Norm { .. }
         | Primitive::Scan { .. } => eval_axis_op(gpu, batch, &primitive, node, inputs, data),
@@ -100,6 +101,7 @@ fn eval_axis_op(
         Primitive::Scatter(ref scatter) => {
             scatter::dispatch(gpu, batch, node, scatter, inputs, data)
         }
+        Primitive::Patches(ref p) => patches::dispatch(gpu, batch, p, node, inputs, data),
         Primitive::Sort {
             indices,
             descending,

@@ -15,6 +15,7 @@ pub mod gather;
 pub mod input;
 pub mod matmul;
 pub mod norm;
+pub mod patches;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;

@@ -1,14 +1,17 @@
-//! Convolution, channels last as in MLX: input `[N, *spatial, C]`, weight
-//! `[O, *kernel, C / groups]`. For now an im2col composition: the zero-padded input's taps
-//! (strided slice views) stacked into `[groups, N * out, taps * C / groups]` and one batched
-//! matmul with the weight; the im2col copy is an array like any other, so its memory counts.
+//! Convolution, channels last as in MLX: input `[N, *spatial, C]` (one or two spatial axes),
+//! weight `[O, *kernel, C / groups]`. An im2col composition: the input's patches (one kernel
+//! that reads each tap or writes the padding's zero) as `[groups, N * out, taps * C / groups]`
+//! and one batched matmul with the weight; the patches are an array like any other, so their
+//! memory counts.
 //! A transposed convolution is the convolution of the input spread out by the stride.
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::graph::primitive::{Patches, Primitive};
 use crate::graph::shape::fmt_shape;
 use crate::ops::reduce::as_float;
-use crate::ops::{concatenate, matmul, reshape, slice, slice_update, stack, transpose, zeros};
+use crate::ops::{concatenate, matmul, reshape, slice, slice_update, transpose, zeros};
 use crate::stream::Stream;
 
 /// A convolution's parameters, one per spatial axis.
@@ -26,9 +29,10 @@ fn fail(op: &str, what: String) -> Error {
 /// Checks the shapes and returns each spatial axis's output length.
 fn output_sizes(op: &str, x: &Array, w: &Array, p: &ConvParams) -> Result<Vec<usize>> {
     let spatial = x.ndim().saturating_sub(2);
-    if x.ndim() < 3 || w.ndim() != x.ndim() {
+    if !(3..=4).contains(&x.ndim()) || w.ndim() != x.ndim() {
         return Err(Error::Shape(format!(
-            "{op}: input [N, *spatial, C] and weight [O, *kernel, C/groups] of one rank, got {} and {}",
+            "{op}: input [N, *spatial, C] and weight [O, *kernel, C/groups] of one rank with one \
+             or two spatial axes, got {} and {}",
             fmt_shape(x.shape()),
             fmt_shape(w.shape())
         )));
@@ -71,18 +75,48 @@ fn output_sizes(op: &str, x: &Array, w: &Array, p: &ConvParams) -> Result<Vec<us
         .collect()
 }
 
-/// `x` with `before` and `after` zeros on `axis`.
-fn pad_axis(x: &Array, axis: usize, amount: usize, stream: Stream) -> Result<Array> {
-    if amount == 0 {
-        return Ok(x.clone());
-    }
-    let mut shape = x.shape().to_vec();
-    shape[axis] = amount;
-    let edge = zeros(&shape, x.dtype(), stream)?;
-    concatenate(&[edge.clone(), x.clone(), edge], axis as isize, stream)
+/// The patches of `x` (`[N, *spatial, C]`, one or two spatial axes) for `kernel`: one node
+/// (`Primitive::Patches`) of shape `[N, *out, taps, C]`; a 1-D input is a 2-D one of height 1.
+fn patches(x: &Array, kernel: &[usize], p: &ConvParams, stream: Stream) -> Result<Array> {
+    let pair = |v: &[usize], one: usize| match v {
+        [a] => [one, *a],
+        [a, b] => [*a, *b],
+        _ => unreachable!("conv checks one or two spatial axes"),
+    };
+    let spec = Patches {
+        kernel: pair(kernel, 1),
+        stride: pair(&p.stride, 1),
+        padding: pair(&p.padding, 0),
+        dilation: pair(&p.dilation, 1),
+    };
+    let s = x.shape();
+    let image = if kernel.len() == 1 {
+        reshape(x, &[s[0] as isize, 1, s[1] as isize, s[2] as isize], stream)?
+    } else {
+        x.clone()
+    };
+    let (h, w) = (image.shape()[1], image.shape()[2]);
+    let out = [0, 1].map(|a| {
+        let extent = [h, w][a] + 2 * spec.padding[a];
+        (extent - spec.dilation[a] * (spec.kernel[a] - 1) - 1) / spec.stride[a] + 1
+    });
+    let shape = vec![
+        s[0],
+        out[0],
+        out[1],
+        spec.kernel[0] * spec.kernel[1],
+        s[s.len() - 1],
+    ];
+    Ok(Array::from_primitive(
+        Primitive::Patches(spec),
+        vec![image],
+        shape,
+        DType::Float32,
+        stream,
+    ))
 }
 
-/// A convolution of any number of spatial axes.
+/// A convolution of one or two spatial axes.
 pub fn conv(
     op: &str,
     x: &Array,
@@ -92,10 +126,6 @@ pub fn conv(
 ) -> Result<Array> {
     let stream: Stream = stream.into();
     let out = output_sizes(op, x, w, p)?;
-    let mut padded = as_float(x, stream);
-    for (i, &amount) in p.padding.iter().enumerate() {
-        padded = pad_axis(&padded, 1 + i, amount, stream)?;
-    }
     let (n, c, o, g) = (
         x.shape()[0],
         x.shape()[x.ndim() - 1],
@@ -105,31 +135,10 @@ pub fn conv(
     let kernel = &w.shape()[1..w.ndim() - 1];
     let taps = kernel.iter().product::<usize>();
     let rows = n * out.iter().product::<usize>();
-    // Each tap: the padded input at (tap * dilation + out * stride), a strided view.
-    let mut views = Vec::with_capacity(taps);
-    for tap in 0..taps {
-        let mut rest = tap;
-        let mut at = vec![0usize; kernel.len()];
-        for i in (0..kernel.len()).rev() {
-            (at[i], rest) = (rest % kernel[i], rest / kernel[i]);
-        }
-        let mut start = vec![0isize; x.ndim()];
-        let mut stop: Vec<isize> = padded.shape().iter().map(|&d| d as isize).collect();
-        let mut step = vec![1isize; x.ndim()];
-        for i in 0..kernel.len() {
-            start[1 + i] = (at[i] * p.dilation[i]) as isize;
-            stop[1 + i] = start[1 + i] + ((out[i] - 1) * p.stride[i]) as isize + 1;
-            step[1 + i] = p.stride[i] as isize;
-        }
-        views.push(slice(&padded, &start, &stop, Some(&step), stream)?);
-    }
+    let views = patches(&as_float(x, stream), kernel, p, stream)?;
     let dims = |v: &[usize]| v.iter().map(|&d| d as isize).collect::<Vec<_>>();
     // [rows, taps, g, c/g] -> [g, rows, taps * c/g], against weights [g, taps * c/g, o/g].
-    let columns = reshape(
-        &stack(&views, -2, stream)?,
-        &dims(&[rows, taps, g, c / g]),
-        stream,
-    )?;
+    let columns = reshape(&views, &dims(&[rows, taps, g, c / g]), stream)?;
     let columns = reshape(
         &transpose(&columns, Some(&[2, 0, 1, 3]), stream)?,
         &dims(&[g, rows, taps * c / g]),

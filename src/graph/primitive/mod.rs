@@ -179,6 +179,26 @@ pub enum Scatter {
     Slice { start: Vec<usize>, step: Vec<isize> },
 }
 
+/// The patches of a 2-D convolution's float32 input `[N, H, W, C]` (im2col): the node is
+/// `[N, OH, OW, KH * KW, C]`, where tap `(i, j)` of output position `(y, x)` holds the input
+/// at `(y * stride - padding + i * dilation, x * stride - padding + j * dilation)`, and zeros
+/// where that is outside the input. One pass, so the padding is never materialized.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Patches {
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub padding: [usize; 2],
+    pub dilation: [usize; 2],
+}
+
+impl Patches {
+    /// The input position of output `out` and tap `tap` on axis `axis`, if inside `extent`.
+    pub fn source(&self, axis: usize, out: usize, tap: usize, extent: usize) -> Option<usize> {
+        let at = out * self.stride[axis] + tap * self.dilation[axis];
+        at.checked_sub(self.padding[axis]).filter(|&i| i < extent)
+    }
+}
+
 /// A change of layout that shares the input's data where it can.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum View {
@@ -260,6 +280,8 @@ pub enum Primitive {
     Gather(usize),
     /// A copy of the first input with some of its elements replaced (see [`Scatter`]).
     Scatter(Scatter),
+    /// A 2-D convolution's input as its patches (see [`Patches`]).
+    Patches(Patches),
     /// Counter-based random numbers under a key; no inputs.
     Random([u32; 2], Distribution),
     /// A creation op's values; no inputs.
@@ -284,6 +306,7 @@ impl Primitive {
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scatter(Scatter::Axis(_)) => "putAlongAxis",
             Primitive::Scatter(Scatter::Slice { .. }) => "sliceUpdate",
+            Primitive::Patches(_) => "im2col",
             Primitive::Scan { op, .. } => op.name(),
             Primitive::Sort { indices: true, .. } => "argsort",
             Primitive::Sort {
