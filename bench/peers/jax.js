@@ -4,7 +4,7 @@
 // jax-js moves ownership on use: passing an array to an op consumes one reference, `.ref`
 // adds one, and `data()` reads the array back and disposes it. The inputs are held by this
 // module (one reference each, dropped in dispose) and every use inside a run takes `.ref`.
-import { defaultDevice, init, jit, nn, numpy as np } from "@jax-js/jax";
+import { defaultDevice, init, jit, lax, nn, numpy as np } from "@jax-js/jax";
 import { packageVersion } from "./workloads.js";
 
 const SINGLE_OPS = new Set(["matmul", "exp", "sum", "sum-axis0"]);
@@ -122,7 +122,57 @@ async function prepare(jitted, w, inputs) {
       const f = maybeJit(softmax);
       return impl(() => readAll([f(x.ref)]));
     }
+    case "transformer":
+    case "cnn": {
+      const names = Object.keys(inputs);
+      const held = [];
+      for (const name of names) held.push(await load(name));
+      if (w.op === "cnn") {
+        // jax-js convolves NCHW by OIHW: the input and weights transposed while preparing.
+        for (const [i, name] of names.entries()) {
+          const perm = name === "x" || name.startsWith("w") ? [0, 3, 1, 2] : null;
+          if (perm) {
+            held[i] = np.transpose(held[i], perm);
+            await held[i].blockUntilReady();
+            owned[i] = held[i];
+          }
+        }
+      }
+      const model = w.op === "transformer" ? transformerBlock(w) : cnn(w);
+      const f = maybeJit((...xs) => model(Object.fromEntries(names.map((n, i) => [n, xs[i]]))));
+      return impl(() => readAll([f(...held.map((x) => x.ref))]));
+    }
     default:
       throw new Error(`jax: no implementation of ${w.op}`);
   }
+}
+
+// The block of models.js. Each argument is consumed once; one used twice takes `.ref` first.
+function transformerBlock(w) {
+  const { seq: t, dim: d, heads } = w;
+  const hd = d / heads;
+  const linear = (x, weight, bias) => np.add(np.matmul(x, weight), bias);
+  const layerNorm = (x, weight, bias) => np.add(np.multiply(nn.standardize(x, -1, { epsilon: 1e-5 }), weight), bias);
+  return (p) => {
+    const qkv = linear(layerNorm(p.x.ref, p.ln1w, p.ln1b), p.wqkv, p.bqkv);
+    const part = (i) => np.reshape(qkv.ref.slice([], [i * d, (i + 1) * d]), [t, heads, hd]);
+    const [q, k, v] = [part(0), part(1), part(2)];
+    qkv.dispose();
+    const attended = nn.dotProductAttention(q, k, v, { scale: 1 / Math.sqrt(hd), isCausal: true });
+    const y = np.add(p.x, linear(np.reshape(attended, [t, d]), p.wo, p.bo));
+    const hidden = linear(layerNorm(y.ref, p.ln2w, p.ln2b), p.w1, p.b1);
+    return np.add(y, linear(nn.gelu(hidden, { approximate: false }), p.w2, p.b2));
+  };
+}
+
+// NCHW convolutions, the result back in NHWC for the check.
+function cnn(w) {
+  return (p) => {
+    let x = p.x;
+    for (let l = 0; l < 3; l++) {
+      const conv = lax.conv(x, p[`w${l + 1}`], [w.strides[l], w.strides[l]], [[1, 1], [1, 1]]);
+      x = nn.relu(np.add(conv, np.reshape(p[`b${l + 1}`], [-1, 1, 1])));
+    }
+    return np.transpose(x, [0, 2, 3, 1]);
+  };
 }

@@ -120,7 +120,47 @@ async function prepare(device, w, inputs, compile) {
       const x = await load("x");
       return { run: () => readAll([tn.softmax(x, { axis: -1, ...stream })]), dispose };
     }
+    case "transformer":
+    case "cnn": {
+      // Every weight resident; the model as a function of them, in their catalog order.
+      const names = Object.keys(inputs);
+      const args = [];
+      for (const name of names) args.push(await load(name));
+      const model = w.op === "transformer" ? transformerBlock : cnn;
+      const f = compile((...xs) => model(w, Object.fromEntries(names.map((n, i) => [n, xs[i]])), stream));
+      return { run: () => readAll([tn.tidy(() => f(...args))]), dispose };
+    }
     default:
       throw new Error(`tandem: no implementation of ${w.op}`);
   }
+}
+
+// One pre-norm transformer block (models.js has the float64 reference): layer norm, fused
+// QKV projection, causal attention per head, output projection, residual; layer norm, GELU
+// MLP, residual.
+function transformerBlock(w, p, opts) {
+  const { seq: t, dim: d, heads } = w;
+  const hd = d / heads;
+  const linear = (x, weight, bias) => tn.add(tn.matmul(x, weight, opts), bias, opts);
+  const h = tn.fast.layerNorm(p.x, p.ln1w, p.ln1b, 1e-5, opts);
+  const qkv = linear(h, p.wqkv, p.bqkv);
+  const [q, k, v] = tn
+    .split(qkv, 3, { axis: -1, ...opts })
+    .map((part) => tn.transpose(tn.reshape(part, [1, t, heads, hd], opts), [0, 2, 1, 3], opts));
+  const attended = tn.fast.scaledDotProductAttention(q, k, v, { scale: 1 / Math.sqrt(hd), mask: "causal", ...opts });
+  const merged = tn.reshape(tn.transpose(attended, [0, 2, 1, 3], opts), [t, d], opts);
+  const y = tn.add(p.x, linear(merged, p.wo, p.bo), opts);
+  const h2 = tn.fast.layerNorm(y, p.ln2w, p.ln2b, 1e-5, opts);
+  const m = linear(tn.gelu(linear(h2, p.w1, p.b1), opts), p.w2, p.b2);
+  return tn.add(y, m, opts);
+}
+
+// Three 3x3 convolutions (NHWC, padding 1), each with bias and ReLU.
+function cnn(w, p, opts) {
+  let x = p.x;
+  for (let l = 0; l < 3; l++) {
+    const conv = tn.conv2d(x, p[`w${l + 1}`], { stride: w.strides[l], padding: 1, ...opts });
+    x = tn.relu(tn.add(conv, p[`b${l + 1}`], opts), opts);
+  }
+  return x;
 }

@@ -144,7 +144,57 @@ async function prepare(backend, w, inputs) {
       const x = await load("x");
       return impl(() => readAll([tf.softmax(x, -1)]));
     }
+    case "transformer": {
+      const p = {};
+      for (const name of Object.keys(inputs)) p[name] = await load(name);
+      // The causal mask as an additive input, made before timing.
+      const t = w.seq;
+      const mask = tf.tensor(Float32Array.from({ length: t * t }, (_, i) => (i % t > Math.floor(i / t) ? -Infinity : 0)), [t, t]);
+      owned.push(mask);
+      return impl(() => readAll([tf.tidy(() => transformerBlock(w, p, mask))]));
+    }
+    case "cnn": {
+      const p = { x: await load("x") };
+      // TF.js takes filters as [kh, kw, in, out]: transposed while preparing.
+      for (let l = 1; l <= 3; l++) {
+        const weight = await load(`w${l}`);
+        p[`w${l}`] = tf.transpose(weight, [1, 2, 3, 0]);
+        owned.push(p[`w${l}`]);
+        p[`b${l}`] = await load(`b${l}`);
+      }
+      return impl(() => readAll([tf.tidy(() => cnn(w, p))]));
+    }
     default:
       throw new Error(`tfjs: no implementation of ${w.op}`);
   }
+}
+
+function layerNorm(x, weight, bias) {
+  const { mean, variance } = tf.moments(x, -1, true);
+  return tf.add(tf.mul(tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, 1e-5))), weight), bias);
+}
+
+// The block of models.js: GELU in its erf form, as MLX's and tandem's.
+function transformerBlock(w, p, mask) {
+  const { seq: t, dim: d, heads } = w;
+  const hd = d / heads;
+  const linear = (x, weight, bias) => tf.add(tf.matMul(x, weight), bias);
+  const qkv = linear(layerNorm(p.x, p.ln1w, p.ln1b), p.wqkv, p.bqkv);
+  const [q, k, v] = tf.split(qkv, 3, -1).map((part) => tf.transpose(tf.reshape(part, [t, heads, hd]), [1, 0, 2]));
+  const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(hd)), mask);
+  const attended = tf.matMul(tf.softmax(scores, -1), v);
+  const merged = tf.reshape(tf.transpose(attended, [1, 0, 2]), [t, d]);
+  const y = tf.add(p.x, linear(merged, p.wo, p.bo));
+  const hidden = linear(layerNorm(y, p.ln2w, p.ln2b), p.w1, p.b1);
+  const gelu = tf.mul(tf.mul(hidden, 0.5), tf.add(1, tf.erf(tf.mul(hidden, Math.SQRT1_2))));
+  return tf.add(y, linear(gelu, p.w2, p.b2));
+}
+
+function cnn(w, p) {
+  let x = p.x;
+  for (let l = 0; l < 3; l++) {
+    const pad = [[0, 0], [1, 1], [1, 1], [0, 0]];
+    x = tf.relu(tf.add(tf.conv2d(x, p[`w${l + 1}`], w.strides[l], pad), p[`b${l + 1}`]));
+  }
+  return x;
 }

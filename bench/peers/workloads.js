@@ -1,7 +1,8 @@
 // The workloads of the peer benchmark, shared by every runtime: the catalog (workloads.json),
 // deterministic inputs, the derived throughput, and the check of every result against a
 // reference computed here in float64 JS loops (a deterministic sample of elements or rows where
-// the output is big).
+// the output is big). The model workloads' weights and references are in models.js.
+import { cnnInputs, modelFlops, modelReference, transformerInputs } from "./models.js";
 
 export async function loadCatalog() {
   const response = await fetch(new URL("./workloads.json", import.meta.url));
@@ -53,6 +54,10 @@ export function makeInputs(w) {
       return { s: input([w.n], 61, 0, 1) };
     case "softmax":
       return { x: input([w.rows, w.cols], 71, -4, 4) };
+    case "transformer":
+      return transformerInputs(w);
+    case "cnn":
+      return cnnInputs(w);
     default:
       throw new Error(`unknown op ${w.op}`);
   }
@@ -77,6 +82,9 @@ export function derivedOf(w) {
       return { unit: "µs/op", amount: w.count };
     case "softmax":
       return bytes(8 * w.rows * w.cols);
+    case "transformer":
+    case "cnn":
+      return { unit: "GFLOP/s", amount: modelFlops(w) * 1e-9 };
     default:
       return null;
   }
@@ -220,6 +228,11 @@ export function makeChecker(w, inputs) {
       for (const r of new Set(rows)) for (let c = 0; c < w.cols; c++) indices.push(r * w.cols + c);
       const ref = (i) => rowRef(Math.floor(i / w.cols))[i % w.cols];
       return ([y]) => compare("y", y, w.rows * w.cols, indices, ref, 1e-4, 1e-9);
+    }
+    case "transformer":
+    case "cnn": {
+      const { size, indices, reference } = modelReference(w, inputs);
+      return ([y]) => compare("y", y, size, indices, reference, 2e-3, 2e-3);
     }
     default:
       throw new Error(`unknown op ${w.op}`);

@@ -36,28 +36,41 @@ pub(super) const PEERS_GPU: [&str; 3] = ["tfjs-webgpu", "jax-webgpu", "jax-jit"]
 /// MLX's example in each runtime's every placement.
 pub(super) const MLX_MODES: [&str; 3] = ["mlx-gpu", "mlx-split", "mlx-cpu"];
 
-/// MLX's example: tandem's fastest mode (any stream placement, compiled or not) against the
-/// fastest of every peer's modes, TF.js wasm on 2 threads included.
-pub(super) fn best_modes(reports: &[Report]) -> Option<(String, Ratio)> {
+/// A workload run in several modes (`modes`: MLX's example in each placement, or one model
+/// workload): tandem's fastest mode (any stream, compiled or not) against the fastest of every
+/// peer's modes, TF.js wasm on 2 threads included.
+pub(super) fn best_modes(
+    reports: &[Report],
+    title: &str,
+    modes: &[&str],
+) -> Option<(String, Ratio)> {
     let fastest = |tandem: bool| {
         reports
             .iter()
             .filter(|r| r.runtime.peer != tandem && r.runtime.id != "webgpu-hand")
             .flat_map(|r| {
-                MLX_MODES
+                modes
                     .iter()
                     .filter_map(move |w| Some((r.runtime.id, *w, r.median(w)?)))
             })
             .min_by(|a, b| a.2.total_cmp(&b.2))
     };
     let ((tandem, mode, tandem_ms), (peer, peer_mode, peer_ms)) = (fastest(true)?, fastest(false)?);
-    let what =
-        format!("MLX example: tandem's best mode ({tandem} {mode}) / every peer's best mode");
+    let (what, peer) = if modes.len() > 1 {
+        let what =
+            format!("{title}: tandem's best mode ({tandem} {mode}) / every peer's best mode");
+        (what, format!("{peer} {peer_mode}"))
+    } else {
+        (
+            format!("{title}: tandem's best mode ({tandem}) / every peer's best mode"),
+            peer.to_string(),
+        )
+    };
     let ratio = Ratio {
         workload: mode.to_string(),
         ratio: peer_ms / tandem_ms,
         tandem_ms,
-        peer: format!("{peer} {peer_mode}"),
+        peer,
         peer_ms,
     };
     Some((what, ratio))
@@ -127,7 +140,12 @@ impl Ratios {
                 }
             }
         }
-        out.extra.extend(best_modes(reports));
+        out.extra
+            .extend(best_modes(reports, "MLX example", &MLX_MODES));
+        for w in workloads.iter().filter(|w| w.group == "model") {
+            out.extra
+                .extend(best_modes(reports, &w.title, &[w.id.as_str()]));
+        }
         out
     }
 

@@ -108,11 +108,27 @@ fn the_best_modes_line_compares_each_sides_fastest_mode() {
         report("tfjs-wasm-2t", &[("mlx-cpu", 4.0)]),
         report("webgpu-hand", &[("mlx-gpu", 1.0)]),
     ];
-    let (what, r) = best_modes(&reports).unwrap();
+    let (what, r) = best_modes(&reports, "MLX example", &MLX_MODES).unwrap();
     assert!(what.contains("(tandem-cpu-compiled mlx-cpu)"), "{what}");
     assert_eq!(r.peer, "tfjs-wasm-2t mlx-cpu");
     assert_eq!(r.ratio, 0.8);
-    assert_eq!(best_modes(&reports[2..]), None);
+    assert_eq!(best_modes(&reports[2..], "MLX example", &MLX_MODES), None);
+}
+
+#[test]
+fn a_model_workloads_best_modes_line_names_the_runtimes() {
+    let reports = [
+        report("tandem-gpu", &[("cnn", 300.0)]),
+        report("tandem-cpu", &[("cnn", 18.0)]),
+        report("tfjs-wasm", &[("cnn", 19.0)]),
+        report("tfjs-wasm-2t", &[("cnn", 12.0)]),
+    ];
+    let (what, r) = best_modes(&reports, "CNN", &["cnn"]).unwrap();
+    assert!(
+        what.starts_with("CNN: tandem's best mode (tandem-cpu)"),
+        "{what}"
+    );
+    assert_eq!((r.peer.as_str(), r.ratio), ("tfjs-wasm-2t", 12.0 / 18.0));
 }
 
 #[test]
