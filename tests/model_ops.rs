@@ -143,6 +143,7 @@ fn model_ops_leave_memory_where_it_started() {
     for device in [Device::Cpu, Device::Gpu] {
         let x = ops::random::uniform(&[4, 6, 5], [7, 1], -1.0, 1.0, device).unwrap();
         let idx = Array::from_slice(&[3i32, -1, 0], &[3]).unwrap();
+        let two = Array::from_slice(&[2.0f32], &[]).unwrap();
         let q = ops::reshape(&x, &[2, 2, 6, 5], device).unwrap();
         let conv = ops::conv::ConvParams {
             stride: vec![1, 2],
@@ -172,6 +173,24 @@ fn model_ops_leave_memory_where_it_started() {
             ops::fast::scaled_dot_product_attention(&q, &q, &q, 0.5, AttentionMask::Causal, device)
                 .unwrap(),
             ops::conv::conv("conv2d", &q, &q, &conv, device).unwrap(),
+            ops::conv::conv_transpose("convTranspose2d", &q, &q, &conv, &[0, 1], device).unwrap(),
+            ops::put_along_axis(
+                &x,
+                &ops::reshape(&idx, &[1, 3, 1], device).unwrap(),
+                &two,
+                Some(1),
+                device,
+            )
+            .unwrap(),
+            ops::slice_update(
+                &x,
+                &two,
+                &[0, -1, 0],
+                &[4, -7, 5],
+                Some(&[2, -1, 3]),
+                device,
+            )
+            .unwrap(),
         ];
         pollster::block_on(runtime.evaluate(&results)).unwrap();
         for r in &results {
