@@ -397,3 +397,47 @@ fn convolutions_match_the_cpu_with_random_strides_padding_dilation_and_groups() 
         })
         .unwrap();
 }
+
+/// A norm's output is carved apart from its weight and bias as well as its input: small arrays
+/// share 2 MiB GPU buffers, and WebGPU rejects a dispatch that reads and writes one buffer
+/// (the random programs found a layerNorm whose output landed beside its weight). Here the
+/// weight and bias fill the start of one buffer, three 512 KiB fillers most of the rest, x
+/// (512 KiB) a second buffer; a filler freed leaves just the room the output needs beside the
+/// weight.
+#[test]
+fn a_norm_output_never_shares_a_buffer_with_its_weight_or_bias() {
+    let runtime = gpu_runtime();
+    let uniform = |shape: &[usize], seed: u32| {
+        ops::random::uniform(shape, [seed, 7], -1.0, 1.0, Device::Gpu).unwrap()
+    };
+    let (weight, bias) = (uniform(&[128], 1), uniform(&[128], 2));
+    pollster::block_on(runtime.evaluate(&[weight.clone(), bias.clone()])).unwrap();
+    let mut fillers: Vec<Array> = (0..3).map(|i| uniform(&[131072], 10 + i)).collect();
+    pollster::block_on(runtime.evaluate(&fillers)).unwrap();
+    let x = uniform(&[1024, 128], 3);
+    pollster::block_on(runtime.evaluate(&[x.clone()])).unwrap();
+    fillers.remove(0);
+    pollster::block_on(runtime.synchronize()).unwrap();
+    let y = ops::fast::layer_norm(&x, Some(&weight), Some(&bias), 1e-5, Device::Gpu).unwrap();
+    let r = ops::fast::rms_norm(&x, Some(&weight), 1e-5, Device::Gpu).unwrap();
+    let expected =
+        ops::fast::layer_norm(&x, Some(&weight), Some(&bias), 1e-5, Device::Cpu).unwrap();
+    assert_matches(
+        "layerNorm",
+        DType::Float32,
+        &words(&runtime, &y),
+        &words(&runtime, &expected),
+        1e-5,
+        1e-6,
+    );
+    let expected = ops::fast::rms_norm(&x, Some(&weight), 1e-5, Device::Cpu).unwrap();
+    assert_matches(
+        "rmsNorm",
+        DType::Float32,
+        &words(&runtime, &r),
+        &words(&runtime, &expected),
+        1e-5,
+        1e-6,
+    );
+    drop(fillers);
+}

@@ -59,7 +59,9 @@ pub fn dispatch(
         kind.eps.to_bits(),
         0,
     ];
-    let out = create_output(gpu, node.size(), &[x])?;
+    // Apart from every buffer the dispatch reads: the weight and bias may live in a buffer
+    // the output would otherwise be carved from.
+    let out = create_output(gpu, node.size(), &[x, weight, bias])?;
     let key = KernelKey::new("norm", "", &[]);
     let kernel = gpu
         .pipelines

@@ -160,7 +160,8 @@ impl CommandBatch {
         let place = self.gpu.params.place(slot);
         debug_assert!(
             output_apart(buffers),
-            "a dispatch's output shares a buffer with its inputs"
+            "{}: a dispatch's output shares a buffer with its inputs",
+            kernel.name
         );
         self.keep_alive.extend(buffers.iter().map(|b| Rc::clone(b)));
         self.start_profile();
