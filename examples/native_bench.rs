@@ -2,7 +2,8 @@
 //! --example native_bench`. Prints one table: matmul GFLOP/s and elementwise and reduction
 //! GB/s, each the median of 7 timed runs after 2 warm-ups. A run records enough independent
 //! ops in one evaluation to take about 50 ms (at most 64) and waits for the GPU, so that the
-//! per-submit latency of a hardware GPU does not hide the kernel. On a machine with a real GPU, compare the figures with its
+//! per-submit latency of a hardware GPU does not hide the kernel. The model rows are the peer
+//! benchmark's transformer block and CNN, and causal attention. On a machine with a real GPU, compare the figures with its
 //! fp32 peak and memory bandwidth (bench/README.md); on llvmpipe they measure the CPU.
 
 #[cfg(target_arch = "wasm32")]
@@ -18,6 +19,7 @@ mod bench {
     use std::time::Instant;
 
     use tandem::graph::primitive::{ReduceOp, UnaryOp};
+    use tandem::ops::fast::AttentionMask;
     use tandem::{Array, Device, Runtime, RuntimeOptions, ops};
 
     const WARMUPS: usize = 2;
@@ -80,6 +82,121 @@ mod bench {
         }
     }
 
+    /// Causal attention over [b, h, l, d]: the composition of `tn.fast` (matmul, masked
+    /// softmax, matmul).
+    fn attention(b: usize, h: usize, l: usize, d: usize) -> Workload {
+        Workload {
+            name: format!("attention {b}x{h}x{l}x{d} causal"),
+            work: 4.0 * (b * h * l * l * d) as f64,
+            unit: "GFLOP/s",
+            inputs: (0..3).map(|i| random(&[b, h, l, d], 10 + i)).collect(),
+            op: |x| sdpa(x, AttentionMask::Causal),
+        }
+    }
+
+    fn sdpa(x: &[Array], mask: AttentionMask) -> Array {
+        let scale = 1.0 / (x[0].shape()[3] as f32).sqrt();
+        ops::fast::scaled_dot_product_attention(&x[0], &x[1], &x[2], scale, mask, Device::Gpu)
+            .unwrap()
+    }
+
+    /// The peer benchmark's GPT-2-small block (bench/peers/models.js) on a sequence of 128.
+    fn transformer() -> Workload {
+        let (t, d, f) = (128, 768, 3072);
+        let shapes: [&[usize]; 13] = [
+            &[t, d],
+            &[d],
+            &[d],
+            &[d, 3 * d],
+            &[3 * d],
+            &[d, d],
+            &[d],
+            &[d],
+            &[d],
+            &[d, f],
+            &[f],
+            &[f, d],
+            &[d],
+        ];
+        Workload {
+            name: "transformer block, d 768, 12 heads, seq 128".into(),
+            work: 2.0 * (t * d * (4 * d + 2 * f)) as f64 + 4.0 * (t * t * d) as f64,
+            unit: "GFLOP/s",
+            inputs: shapes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| random(s, 20 + i as u32))
+                .collect(),
+            op: block,
+        }
+    }
+
+    fn block(p: &[Array]) -> Array {
+        let g = Device::Gpu;
+        let (t, d, h) = (128isize, 768isize, 12isize);
+        let linear = |x: &Array, w: &Array, b: &Array| {
+            ops::add(&ops::matmul(x, w, g).unwrap(), b, g).unwrap()
+        };
+        let norm = |x: &Array, w: &Array, b: &Array| {
+            ops::fast::layer_norm(x, Some(w), Some(b), 1e-5, g).unwrap()
+        };
+        let qkv = linear(&norm(&p[0], &p[1], &p[2]), &p[3], &p[4]);
+        let heads: Vec<Array> = ops::split(&qkv, ops::SplitAt::Sections(3), -1, g)
+            .unwrap()
+            .iter()
+            .map(|part| {
+                let four = ops::reshape(part, &[1, t, h, d / h], g).unwrap();
+                ops::transpose(&four, Some(&[0, 2, 1, 3]), g).unwrap()
+            })
+            .collect();
+        let attended = sdpa(&heads, AttentionMask::Causal);
+        let merged = ops::transpose(&attended, Some(&[0, 2, 1, 3]), g).unwrap();
+        let merged = ops::reshape(&merged, &[t, d], g).unwrap();
+        let y = ops::add(&p[0], &linear(&merged, &p[5], &p[6]), g).unwrap();
+        let hidden = linear(&norm(&y, &p[7], &p[8]), &p[9], &p[10]);
+        let hidden = ops::unary(UnaryOp::Gelu, &hidden, g).unwrap();
+        ops::add(&y, &linear(&hidden, &p[11], &p[12]), g).unwrap()
+    }
+
+    /// The peer benchmark's CNN: three 3x3 convolutions with bias and ReLU on 8x64x64x3.
+    fn cnn() -> Workload {
+        let shapes: [&[usize]; 7] = [
+            &[8, 64, 64, 3],
+            &[32, 3, 3, 3],
+            &[32],
+            &[64, 3, 3, 32],
+            &[64],
+            &[64, 3, 3, 64],
+            &[64],
+        ];
+        Workload {
+            name: "CNN, 3 conv3x3 (32-64 ch), 8x64x64x3".into(),
+            work: 2.0 * 8.0 * (4096.0 * 27.0 * 32.0 + 1024.0 * 288.0 * 64.0 + 256.0 * 576.0 * 64.0),
+            unit: "GFLOP/s",
+            inputs: shapes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| random(s, 40 + i as u32))
+                .collect(),
+            op: |p| {
+                let g = Device::Gpu;
+                let mut x = p[0].clone();
+                for (l, stride) in [1, 2, 2].into_iter().enumerate() {
+                    let params = ops::conv::ConvParams {
+                        stride: vec![stride; 2],
+                        padding: vec![1; 2],
+                        dilation: vec![1; 2],
+                        groups: 1,
+                    };
+                    let y = ops::conv::conv("conv2d", &x, &p[1 + 2 * l], &params, g).unwrap();
+                    let y = ops::add(&y, &p[2 + 2 * l], g).unwrap();
+                    x = ops::unary(UnaryOp::Relu, &y, g).unwrap();
+                }
+                x
+            },
+        }
+    }
+
     /// Seconds for `reps` ops in one evaluation, up to the GPU finishing them.
     fn time(runtime: &Runtime, workload: &Workload, reps: usize) -> f64 {
         let start = Instant::now();
@@ -114,6 +231,10 @@ mod bench {
             exp(16 << 20),
             sum(16 << 20),
             softmax(4096, 1024),
+            attention(1, 12, 128, 64),
+            attention(8, 12, 256, 64),
+            transformer(),
+            cnn(),
         ];
         println!(
             "\n| workload | ops per run | median ms per op | min | max | throughput |\n\

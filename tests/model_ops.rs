@@ -415,7 +415,7 @@ fn a_norm_output_never_shares_a_buffer_with_its_weight_or_bias() {
     let mut fillers: Vec<Array> = (0..3).map(|i| uniform(&[131072], 10 + i)).collect();
     pollster::block_on(runtime.evaluate(&fillers)).unwrap();
     let x = uniform(&[1024, 128], 3);
-    pollster::block_on(runtime.evaluate(&[x.clone()])).unwrap();
+    pollster::block_on(runtime.evaluate(std::slice::from_ref(&x))).unwrap();
     fillers.remove(0);
     pollster::block_on(runtime.synchronize()).unwrap();
     let y = ops::fast::layer_norm(&x, Some(&weight), Some(&bias), 1e-5, Device::Gpu).unwrap();
