@@ -11,7 +11,9 @@ use crate::error::{Error, Result};
 use crate::graph::primitive::{Patches, Primitive};
 use crate::graph::shape::fmt_shape;
 use crate::ops::reduce::as_float;
-use crate::ops::{concatenate, matmul, reshape, slice, slice_update, transpose, zeros};
+use crate::ops::{
+    PadMode, concatenate, matmul, pad, reshape, slice, slice_update, transpose, zeros,
+};
 use crate::stream::Stream;
 
 /// A convolution's parameters, one per spatial axis.
@@ -116,6 +118,30 @@ fn patches(x: &Array, kernel: &[usize], p: &ConvParams, stream: Stream) -> Resul
     ))
 }
 
+/// On the GPU stream, `x` and `w` with zero channels added so that a patch row (taps times
+/// channels) is whole `vec4`s, which the matmul's `vec4` kernel needs (an RGB image's 3x3
+/// patches are 27 long; with a fourth, zero channel, 36). The zeros add exact zeros. With
+/// groups, or on the CPU, they stay as they are. Returns them and their channel count.
+fn lane_aligned(
+    x: Array,
+    w: Array,
+    taps: usize,
+    groups: usize,
+    stream: Stream,
+) -> Result<(Array, Array, usize)> {
+    let c = x.shape()[x.ndim() - 1];
+    if stream.device != crate::stream::Device::Gpu || groups != 1 || (taps * c).is_multiple_of(4) {
+        return Ok((x, w, c));
+    }
+    let wide = c.next_multiple_of(4);
+    let widen = |a: &Array| {
+        let mut widths = vec![(0, 0); a.ndim()];
+        widths[a.ndim() - 1] = (0, wide - c);
+        pad(a, &widths, PadMode::Constant(0.0), stream)
+    };
+    Ok((widen(&x)?, widen(&w)?, wide))
+}
+
 /// A convolution of one or two spatial axes.
 pub fn conv(
     op: &str,
@@ -126,16 +152,12 @@ pub fn conv(
 ) -> Result<Array> {
     let stream: Stream = stream.into();
     let out = output_sizes(op, x, w, p)?;
-    let (n, c, o, g) = (
-        x.shape()[0],
-        x.shape()[x.ndim() - 1],
-        w.shape()[0],
-        p.groups,
-    );
+    let (n, o, g) = (x.shape()[0], w.shape()[0], p.groups);
     let kernel = &w.shape()[1..w.ndim() - 1];
     let taps = kernel.iter().product::<usize>();
     let rows = n * out.iter().product::<usize>();
-    let views = patches(&as_float(x, stream), kernel, p, stream)?;
+    let (x, w, c) = lane_aligned(as_float(x, stream), as_float(w, stream), taps, g, stream)?;
+    let views = patches(&x, kernel, p, stream)?;
     let dims = |v: &[usize]| v.iter().map(|&d| d as isize).collect::<Vec<_>>();
     // [rows, taps, g, c/g] -> [g, rows, taps * c/g], against weights [g, taps * c/g, o/g].
     let columns = reshape(&views, &dims(&[rows, taps, g, c / g]), stream)?;
@@ -144,11 +166,7 @@ pub fn conv(
         &dims(&[g, rows, taps * c / g]),
         stream,
     )?;
-    let weights = reshape(
-        &as_float(w, stream),
-        &dims(&[g, o / g, taps * c / g]),
-        stream,
-    )?;
+    let weights = reshape(&w, &dims(&[g, o / g, taps * c / g]), stream)?;
     let weights = transpose(&weights, Some(&[0, 2, 1]), stream)?;
     let product = matmul(&columns, &weights, stream)?;
     let mut shape = vec![n];
