@@ -14,14 +14,19 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
         for y in 0..oh {
             for xo in 0..ow {
                 for i in 0..kh {
-                    let row = p.source(0, y, i, h);
+                    let Some(r) = p.source(0, y, i, h) else {
+                        out.resize(out.len() + kw * c, 0);
+                        continue;
+                    };
+                    let row = &x[base + r * w * c..base + (r + 1) * w * c];
+                    if p.dilation[1] == 1 {
+                        tap_run(&mut out, row, p.stride[1] * xo, p.padding[1], (kw, c));
+                        continue;
+                    }
                     for j in 0..kw {
-                        match (row, p.source(1, xo, j, w)) {
-                            (Some(r), Some(col)) => {
-                                let at = base + (r * w + col) * c;
-                                out.extend_from_slice(&x[at..at + c]);
-                            }
-                            _ => out.resize(out.len() + c, 0),
+                        match p.source(1, xo, j, w) {
+                            Some(col) => out.extend_from_slice(&row[col * c..(col + 1) * c]),
+                            None => out.resize(out.len() + c, 0),
                         }
                     }
                 }
@@ -31,9 +36,35 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
     out
 }
 
+/// The `kw` taps of one kernel row without dilation: input columns `at - padding ..` of `row`
+/// are one contiguous run, with zeros where it reaches past either edge.
+fn tap_run(out: &mut Vec<u32>, row: &[u32], at: usize, padding: usize, (kw, c): (usize, usize)) {
+    let width = row.len() / c;
+    let before = padding.saturating_sub(at).min(kw);
+    let first = (at + before).saturating_sub(padding).min(width);
+    let inside = (kw - before).min(width.saturating_sub(first));
+    out.resize(out.len() + before * c, 0);
+    out.extend_from_slice(&row[first * c..(first + inside) * c]);
+    out.resize(out.len() + (kw - before - inside) * c, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_of_taps_past_either_edge_is_zeros() {
+        let row = [1u32, 2];
+        let run = |at, padding, kw| {
+            let mut out = Vec::new();
+            tap_run(&mut out, &row, at, padding, (kw, 1));
+            out
+        };
+        assert_eq!(run(0, 1, 3), [0, 1, 2]);
+        assert_eq!(run(1, 0, 3), [2, 0, 0]);
+        assert_eq!(run(4, 1, 2), [0, 0]);
+        assert_eq!(run(0, 5, 2), [0, 0]);
+    }
 
     #[test]
     fn taps_outside_the_input_are_zeros() {
