@@ -26,3 +26,23 @@ pub fn tile(a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
         (F32x4::load(&to[LANES..]) + row[1]).store(&mut to[LANES..]);
     }
 }
+
+/// [`tile`] with A's MR rows read in place (each `kc` long) instead of from a packed panel.
+#[inline(always)]
+pub fn tile_rows(a: [&[f32]; MR], b: &[f32], c: &mut [f32], ldc: usize) {
+    let mut acc = [[F32x4::splat(0.0); 2]; MR];
+    let steps = b.chunks_exact(NR).zip(a[0]).zip(a[1]).zip(a[2]).zip(a[3]);
+    for ((((bp, &a0), &a1), &a2), &a3) in steps {
+        let (b0, b1) = (F32x4::load(&bp[..LANES]), F32x4::load(&bp[LANES..]));
+        for (row, coefficient) in acc.iter_mut().zip([a0, a1, a2, a3]) {
+            let coefficient = F32x4::splat(coefficient);
+            row[0] = row[0] + coefficient * b0;
+            row[1] = row[1] + coefficient * b1;
+        }
+    }
+    for (r, row) in acc.iter().enumerate() {
+        let to = &mut c[r * ldc..r * ldc + NR];
+        (F32x4::load(&to[..LANES]) + row[0]).store(&mut to[..LANES]);
+        (F32x4::load(&to[LANES..]) + row[1]).store(&mut to[LANES..]);
+    }
+}
