@@ -72,6 +72,20 @@ mod bench {
         }
     }
 
+    /// `cumsum` along one row of `n`: the scan's passes over blocks.
+    fn cumsum(n: usize) -> Workload {
+        Workload {
+            name: format!("cumsum of one row of {}M", n >> 20),
+            work: 8.0 * n as f64,
+            unit: "GB/s",
+            inputs: vec![random(&[n], 6)],
+            op: |x| {
+                let sum = tandem::graph::primitive::ScanOp::Sum;
+                ops::scan(sum, &x[0], Some(0), false, true, Device::Gpu).unwrap()
+            },
+        }
+    }
+
     fn softmax(rows: usize, cols: usize) -> Workload {
         Workload {
             name: format!("softmax {rows}x{cols}"),
@@ -231,6 +245,7 @@ mod bench {
             exp(16 << 20),
             sum(16 << 20),
             softmax(4096, 1024),
+            cumsum(16 << 20),
             attention(1, 12, 128, 64),
             attention(8, 12, 256, 64),
             transformer(),
