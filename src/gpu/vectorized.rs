@@ -1,5 +1,6 @@
 //! The contiguous fast path of the elementwise kernels (`wgsl/elementwise_vec4.wgsl`): when
-//! every operand is dense over the output or a single scalar element, a thread loads and
+//! every operand is dense over the output, a row repeated along it (a bias), or a single
+//! scalar element, a thread loads and
 //! stores `vec4`s and computes several of them, instead of peeling one element's index into
 //! coordinates. Strided and broadcast operands keep the general kernel (`elementwise.rs`).
 
@@ -46,6 +47,9 @@ pub enum Access {
     Scalar,
     /// One element given as a parameter word (no buffer), broadcast.
     Word(u32),
+    /// A row of this many `vec4`s, contiguous from an offset that is a multiple of 4,
+    /// repeated along the output (a bias over a matmul's or convolution's rows).
+    Row(u32),
 }
 
 impl Access {
@@ -55,6 +59,7 @@ impl Access {
             Access::Dense => 0,
             Access::Scalar => 1,
             Access::Word(_) => 2,
+            Access::Row(_) => 3,
         }
     }
 }
@@ -74,7 +79,32 @@ pub fn access(shape: &[usize], strides: &[isize], offset: usize) -> Option<Acces
         .iter()
         .zip(strides.iter().zip(&dense))
         .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
-    (matches && offset.is_multiple_of(4)).then_some(Access::Dense)
+    if matches && offset.is_multiple_of(4) {
+        return Some(Access::Dense);
+    }
+    row(shape, strides, offset)
+}
+
+/// A row repeated along the output: every axis before some split broadcast (stride 0 or
+/// extent 1), every axis from it dense over the row, and the row whole `vec4`s.
+fn row(shape: &[usize], strides: &[isize], offset: usize) -> Option<Access> {
+    let split = (0..shape.len())
+        .rev()
+        .find(|&d| shape[d] > 1 && strides[d] == 0)
+        .map_or(0, |d| d + 1);
+    let inner = &shape[split..];
+    let dense = contiguous_strides(inner);
+    let fits = inner
+        .iter()
+        .zip(strides[split..].iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
+    let broadcast = shape[..split]
+        .iter()
+        .zip(&strides[..split])
+        .all(|(&extent, &s)| extent <= 1 || s == 0);
+    let len = numel(inner);
+    let aligned = len.is_multiple_of(4) && offset.is_multiple_of(4) && len > 0;
+    (fits && broadcast && aligned && split > 0).then_some(Access::Row((len / 4) as u32))
 }
 
 /// What the op's header defines: the input aliases, in operand order, and the function that
@@ -110,11 +140,21 @@ pub fn dispatch(
         ..key.variant(workgroup)
     };
     let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
-    let mut params = vec![0u32; (operands.len() + 1).next_multiple_of(4)];
+    // The output's length in vec4s, each operand's offset (or word), then each row operand's
+    // period: at most 1 + 32 + 6 words, inside the 64 of a parameter slot.
+    let rows: Vec<u32> = accesses
+        .iter()
+        .filter_map(|a| match a {
+            Access::Row(period) => Some(*period),
+            _ => None,
+        })
+        .collect();
+    let mut params = vec![0u32; (operands.len() + 1 + rows.len()).next_multiple_of(4)];
     params[0] = len.div_ceil(4) as u32;
+    params[operands.len() + 1..operands.len() + 1 + rows.len()].copy_from_slice(&rows);
     for (k, (buffer, offset, access)) in operands.iter().enumerate() {
         params[k + 1] = match *access {
-            Access::Dense => (offset / 4) as u32,
+            Access::Dense | Access::Row(_) => (offset / 4) as u32,
             Access::Scalar => *offset as u32,
             Access::Word(word) => word,
         };
@@ -140,7 +180,7 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
     let mut text = format!(
         "{header}\n{CONVERT}\n{MATH}\n{}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
         more_math_for(header),
-        params_struct(accesses.len())
+        params_struct(accesses)
     );
     let mut binding = 0;
     for (k, (alias, access)) in op.inputs.iter().zip(accesses).enumerate() {
@@ -158,6 +198,10 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
             ),
             Access::Word(_) => format!(
                 "fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(bitcast<{alias}>(params.offset{k})); }}\n"
+            ),
+            Access::Row(_) => format!(
+                "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
+                 fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v % params.period{k}]; }}\n"
             ),
         };
     }
@@ -211,17 +255,22 @@ fn access_number(accesses: &[Access]) -> u64 {
     })
 }
 
-/// `Vec4Params`: the output's length in `vec4`s, then each operand's offset (or word),
-/// padded to whole `vec4`s as uniform blocks are.
-fn params_struct(operands: usize) -> String {
-    let words = (operands + 1).next_multiple_of(4);
+/// `Vec4Params`: the output's length in `vec4`s, each operand's offset (or word), then each
+/// row operand's length in `vec4`s, padded to whole `vec4`s as uniform blocks are.
+fn params_struct(accesses: &[Access]) -> String {
+    let rows: Vec<usize> = (0..accesses.len())
+        .filter(|&k| matches!(accesses[k], Access::Row(_)))
+        .collect();
+    let used = accesses.len() + 1 + rows.len();
     let mut text = String::from("struct Vec4Params {\n    len4: u32,\n");
-    for k in 0..words - 1 {
-        if k < operands {
-            text += &format!("    offset{k}: u32,\n");
-        } else {
-            text += &format!("    pad{k}: u32,\n");
-        }
+    for k in 0..accesses.len() {
+        text += &format!("    offset{k}: u32,\n");
+    }
+    for k in &rows {
+        text += &format!("    period{k}: u32,\n");
+    }
+    for k in used..used.next_multiple_of(4) {
+        text += &format!("    pad{k}: u32,\n");
     }
     text + "}\n@group(0) @binding(0) var<uniform> params: Vec4Params;\n"
 }
@@ -237,17 +286,35 @@ mod tests {
         assert_eq!(access(&[2, 3], &[3, 1], 2), None, "unaligned");
         assert_eq!(access(&[2, 3], &[0, 0], 5), Some(Access::Scalar));
         assert_eq!(access(&[1, 3], &[7, 1], 0), Some(Access::Dense));
-        assert_eq!(access(&[2, 3], &[0, 1], 0), None, "a broadcast row");
+        assert_eq!(access(&[2, 3], &[0, 1], 0), None, "a broadcast row of 3");
+        assert_eq!(access(&[2, 8], &[0, 1], 4), Some(Access::Row(2)), "a bias");
+        assert_eq!(access(&[5, 2, 4], &[0, 4, 1], 0), Some(Access::Row(2)));
+        assert_eq!(
+            access(&[5, 2, 4], &[0, 0, 1], 0),
+            Some(Access::Row(1)),
+            "a row of 4"
+        );
+        assert_eq!(
+            access(&[5, 2, 4], &[0, 1, 0], 0),
+            None,
+            "repeats inside the row"
+        );
+        assert_eq!(access(&[2, 8], &[0, 1], 2), None, "unaligned");
         assert_eq!(access(&[2, 3], &[1, 2], 0), None, "transposed");
         assert_eq!(access(&[], &[], 3), Some(Access::Scalar));
     }
 
     #[test]
-    fn the_params_struct_has_a_word_per_operand_in_whole_vec4s() {
-        let text = params_struct(3);
+    fn the_params_struct_has_a_word_per_operand_and_row_in_whole_vec4s() {
+        let text = params_struct(&[Access::Dense; 3]);
         assert!(text.contains("offset2: u32") && !text.contains("pad"));
-        let text = params_struct(5);
+        let text = params_struct(&[Access::Scalar; 5]);
         assert!(text.contains("offset4: u32") && text.contains("pad6: u32"));
+        let text = params_struct(&[Access::Dense, Access::Row(8)]);
+        assert!(
+            text.contains("offset1: u32,\n    period1: u32,\n}") && !text.contains("pad"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -580,9 +580,14 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
                 header(),
                 &[Access::Dense, Access::Word(7)],
             ));
+            sources.push(vec4(
+                &binary::FAMILY,
+                header(),
+                &[Access::Dense, Access::Row(2)],
+            ));
         }
         let header = select::header(DType::Bool, dtype, dtype, dtype);
-        let accesses = [Access::Word(1), Access::Scalar, Access::Dense];
+        let accesses = [Access::Row(3), Access::Scalar, Access::Dense];
         sources.push(vec4(&select::FAMILY, header, &accesses));
         let reductions = ReduceOp::ALL;
         for op in reductions {
