@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{Rng, assert_matches, gpu_runtime, random_words, words};
+use common::{Rng, assert_matches, gpu_runtime, random_words, runner, words};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use tandem::gpu::matmul::MatmulKernel;
 use tandem::graph::primitive::{BinaryOp, UnaryOp};
 use tandem::graph::shape::numel;
@@ -119,13 +118,6 @@ fn compare(runtime: &Runtime, what: &str, tolerance: (f32, f32), build: impl Fn(
         tolerance.0,
         tolerance.1,
     );
-}
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(Config {
-        cases,
-        ..Config::default()
-    })
 }
 
 #[test]

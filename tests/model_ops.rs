@@ -5,35 +5,12 @@
 
 mod common;
 
-use common::{Rng, assert_matches, gpu_runtime, random_words, words};
+use common::{Rng, assert_matches, gpu_runtime, random_words, runner, same_on_both, words};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use tandem::graph::primitive::ScanOp;
 use tandem::memory::{Scope, stats};
 use tandem::ops::fast::AttentionMask;
-use tandem::{Array, DType, Device, Runtime, ops};
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(Config {
-        cases,
-        ..Config::default()
-    })
-}
-
-/// Evaluates `build` on both devices and requires the same words (every op here is exact).
-fn same_on_both(runtime: &Runtime, what: &str, build: impl Fn(Device) -> tandem::Result<Array>) {
-    let (gpu, cpu) = (build(Device::Gpu).unwrap(), build(Device::Cpu).unwrap());
-    assert_eq!(gpu.shape(), cpu.shape(), "{what}: shapes");
-    assert_eq!(gpu.dtype(), cpu.dtype(), "{what}: dtypes");
-    assert_matches(
-        what,
-        cpu.dtype(),
-        &words(runtime, &gpu),
-        &words(runtime, &cpu),
-        0.0,
-        0.0,
-    );
-}
+use tandem::{Array, DType, Device, ops};
 
 /// Indices for an axis of `extent`: mostly in range, some negative, some past either end.
 fn indices(rng: &mut Rng, n: usize, extent: usize, dtype: DType) -> Vec<u32> {

@@ -6,27 +6,10 @@
 
 mod common;
 
-use common::{Rng, assert_matches, gpu_runtime, random_words, words};
+use common::{Rng, gpu_runtime, random_words, runner, same_on_both, words};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use tandem::memory::{Scope, stats};
-use tandem::{Array, DType, Device, Runtime, ops};
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(Config {
-        cases,
-        ..Config::default()
-    })
-}
-
-/// Evaluates `build` on both devices and requires the same words (a scatter moves words).
-fn same_on_both(runtime: &Runtime, what: &str, build: impl Fn(Device) -> tandem::Result<Array>) {
-    let (gpu, cpu) = (build(Device::Gpu).unwrap(), build(Device::Cpu).unwrap());
-    assert_eq!(gpu.shape(), cpu.shape(), "{what}: shapes");
-    assert_eq!(gpu.dtype(), cpu.dtype(), "{what}: dtypes");
-    let (g, c) = (words(runtime, &gpu), words(runtime, &cpu));
-    assert_matches(what, cpu.dtype(), &g, &c, 0.0, 0.0);
-}
+use tandem::{Array, DType, Device, ops};
 
 /// An array of `shape` and `dtype`, laid out transposed when `transposed` (a strided input).
 fn input(shape: &[usize], dtype: DType, seed: u64, transposed: bool) -> Array {

@@ -1,7 +1,8 @@
 //! Helpers shared by the native integration tests.
 #![allow(dead_code)]
 
-use tandem::{Array, DType, Runtime, RuntimeOptions};
+use proptest::test_runner::{Config, TestRunner};
+use tandem::{Array, DType, Device, Runtime, RuntimeOptions};
 
 /// A runtime on the machine's Vulkan adapter (Mesa lavapipe in CI); fails loudly without one.
 /// Tests name each op's device, so the runtime need not time the devices to pick a default.
@@ -125,4 +126,26 @@ fn show(word: u32, dtype: DType) -> String {
         DType::Int32 => (word as i32).to_string(),
         _ => word.to_string(),
     }
+}
+
+/// A proptest runner of `cases` cases, otherwise proptest's defaults.
+pub fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        ..Config::default()
+    })
+}
+
+/// Evaluates `build` on both devices and requires the same shape, dtype and words (for ops
+/// that move or compare words, exact on every device).
+pub fn same_on_both(
+    runtime: &Runtime,
+    what: &str,
+    build: impl Fn(Device) -> tandem::Result<Array>,
+) {
+    let (gpu, cpu) = (build(Device::Gpu).unwrap(), build(Device::Cpu).unwrap());
+    assert_eq!(gpu.shape(), cpu.shape(), "{what}: shapes");
+    assert_eq!(gpu.dtype(), cpu.dtype(), "{what}: dtypes");
+    let (g, c) = (words(runtime, &gpu), words(runtime, &cpu));
+    assert_matches(what, cpu.dtype(), &g, &c, 0.0, 0.0);
 }
