@@ -15,13 +15,21 @@ use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/gather.wgsl");
 
+const POSITIONS: &str = include_str!("wgsl/positions.wgsl");
+
 /// The kernel's source for indices of `index` dtype.
 pub fn source(index: DType) -> String {
+    indexed_source(KERNEL, index)
+}
+
+/// A kernel that places index words on an axis (the gather's, the scatter's), for indices of
+/// `index` dtype: the shared index rule, with POSITION naming the one for that dtype.
+pub fn indexed_source(kernel: &str, index: DType) -> String {
     let (alias, position) = match index {
         DType::Int32 => ("i32", "position"),
         _ => ("u32", "position_u"),
     };
-    let kernel = KERNEL.replace("POSITION", position);
+    let kernel = format!("{POSITIONS}\n{}", kernel.replace("POSITION", position));
     elementwise::strided_source(&format!("alias Index = {alias};"), &kernel)
 }
 

@@ -20,12 +20,7 @@ const KERNEL: &str = include_str!("wgsl/scatter.wgsl");
 
 /// The kernel's source for indices of `index` dtype.
 pub fn source(index: DType) -> String {
-    let (alias, position) = match index {
-        DType::Int32 => ("i32", "position"),
-        _ => ("u32", "position_u"),
-    };
-    let kernel = KERNEL.replace("POSITION", position);
-    elementwise::strided_source(&format!("alias Index = {alias};"), &kernel)
+    crate::gpu::gather::indexed_source(KERNEL, index)
 }
 
 /// The pipeline key for indices of `index` dtype.

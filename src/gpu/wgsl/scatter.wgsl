@@ -1,7 +1,8 @@
 // The scatter of putAlongAxis: out[placement(i) + position(indices[...]) * stride] = values[...],
 // every dtype as its word. The output already holds a copy of x (written by copy_into first).
 //
-// Prepended by the host: elementwise.wgsl and a header defining `alias Index = i32|u32;`.
+// Prepended by the host: elementwise.wgsl, positions.wgsl (the index rule) and a header
+// defining `alias Index = i32|u32;`.
 // The dispatch runs over the updates' shape. Operand 0 of `dims` reads the values, operand 1
 // the indices, and the third slot places each update in the output with stride 0 on the
 // scattered axis; dims.extra.x is the axis's extent (at least 1) and dims.extra.y the
@@ -12,15 +13,6 @@
 @group(0) @binding(1) var<storage, read> values: array<u32>;
 @group(0) @binding(2) var<storage, read> indices: array<Index>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
-
-// Negative indices count from the end; the rest clamp to the axis, as the gather's do.
-fn position(i: i32, extent: u32) -> i32 {
-    return clamp(select(i, i + i32(extent), i < 0), 0, i32(extent) - 1);
-}
-
-fn position_u(i: u32, extent: u32) -> i32 {
-    return i32(min(i, extent - 1u));
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
