@@ -20,11 +20,7 @@ pub fn tile(a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
             row[1] = row[1] + coefficient * b1;
         }
     }
-    for (r, row) in acc.iter().enumerate() {
-        let to = &mut c[r * ldc..r * ldc + NR];
-        (F32x4::load(&to[..LANES]) + row[0]).store(&mut to[..LANES]);
-        (F32x4::load(&to[LANES..]) + row[1]).store(&mut to[LANES..]);
-    }
+    add_into(&acc, c, ldc);
 }
 
 /// [`tile`] with A's MR rows read in place (each `kc` long) instead of from a packed panel.
@@ -40,6 +36,12 @@ pub fn tile_rows(a: [&[f32]; MR], b: &[f32], c: &mut [f32], ldc: usize) {
             row[1] = row[1] + coefficient * b1;
         }
     }
+    add_into(&acc, c, ldc);
+}
+
+/// Adds the tile's accumulators into C's MR x NR tile at `c`, rows `ldc` apart.
+#[inline(always)]
+fn add_into(acc: &[[F32x4; 2]; MR], c: &mut [f32], ldc: usize) {
     for (r, row) in acc.iter().enumerate() {
         let to = &mut c[r * ldc..r * ldc + NR];
         (F32x4::load(&to[..LANES]) + row[0]).store(&mut to[..LANES]);
