@@ -1,4 +1,6 @@
-//! Dispatch of `layerNorm` and `rmsNorm` (`wgsl/norm.wgsl`): one workgroup per row, one kernel.
+//! Dispatch of `layerNorm` and `rmsNorm` (`wgsl/norm.wgsl`): one kernel, with one workgroup
+//! per row, or on a software adapter one thread per row where the rows are many enough to
+//! keep its cores busy and short enough that one thread's pass over a row is cheap.
 
 use crate::array::Array;
 use crate::error::Result;
@@ -8,6 +10,7 @@ use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::input::{GpuInput, RowMajor, row_major};
+use crate::gpu::reduce::parts_per_row;
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/norm.wgsl");
@@ -18,6 +21,19 @@ pub struct NormKind {
     pub weight: bool,
     pub bias: bool,
     pub eps: f32,
+}
+
+/// The `rows` entry's workgroup size (`ROW_THREADS` in the kernel).
+const ROW_THREADS: u32 = 16;
+
+/// Whether one thread per row beats one workgroup per row: on a software adapter, where a
+/// workgroup barrier costs a switch of every fiber, for rows that a reduction would not split
+/// either (`parts_per_row`) and at least a few workgroups of them. Real GPUs keep the
+/// workgroup kernel, whose reads of a row are coalesced.
+fn thread_per_row(gpu: &GpuContext, rows: usize, row_len: usize) -> bool {
+    gpu.adapter().is_fallback_adapter
+        && rows >= 2 * ROW_THREADS as usize
+        && parts_per_row(rows, row_len) == 1
 }
 
 /// Records the norm of `inputs[0]`'s rows; the weight and the bias follow it where present.
@@ -62,11 +78,17 @@ pub fn dispatch(
     // Apart from every buffer the dispatch reads: the weight and bias may live in a buffer
     // the output would otherwise be carved from.
     let out = create_output(gpu, node.size(), &[x, weight, bias])?;
-    let key = KernelKey::new("norm", "", &[]);
+    let (entry, threads_per_group) = if thread_per_row(gpu, rows, row_len) {
+        ("rows", ROW_THREADS)
+    } else {
+        ("main", 1)
+    };
+    let key = KernelKey::new("norm", entry, &[]);
     let kernel = gpu
         .pipelines
-        .get_or_create(&gpu.device, key, "main", 3, || KERNEL.to_string());
-    let (gx, gy) = grid_of(rows, 1, gpu.limits().max_compute_workgroups_per_dimension);
+        .get_or_create(&gpu.device, key, entry, 3, || KERNEL.to_string());
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    let (gx, gy) = grid_of(rows, threads_per_group, max);
     batch.dispatch(&kernel, &params, &[x, weight, bias, &out], (gx, gy, 1))?;
     Ok(out)
 }

@@ -1,5 +1,6 @@
 //! Dispatch of a 2-D convolution's patches (im2col, `wgsl/patches.wgsl`): one thread per
-//! output element, reading the row-major input or writing a zero of the padding.
+//! output element, or per four channels where they are whole `vec4`s, reading the row-major
+//! input or writing a zero of the padding.
 
 use crate::array::Array;
 use crate::error::Result;
@@ -28,12 +29,17 @@ pub fn dispatch(
     }
     let x = row_major(gpu, batch, &inputs[0], &data[0])?;
     let (xs, os) = (inputs[0].shape(), node.shape());
+    let lanes = if xs[3] % 4 == 0 && x.offset() % 4 == 0 {
+        4
+    } else {
+        1
+    };
     let params = [
-        node.size() as u32,
-        x.offset() as u32,
+        (node.size() / lanes) as u32,
+        (x.offset() / lanes) as u32,
         xs[1] as u32,
         xs[2] as u32,
-        xs[3] as u32,
+        (xs[3] / lanes) as u32,
         os[1] as u32,
         os[2] as u32,
         p.kernel[1] as u32,
@@ -47,12 +53,18 @@ pub fn dispatch(
         0,
     ];
     let out = create_output(gpu, node.size(), &[x.buffer()])?;
-    let key = KernelKey::new("patches", "", &[]);
+    let key = KernelKey::new("patches", "", &[]).variant(lanes as u32);
     let kernel = gpu
         .pipelines
-        .get_or_create(&gpu.device, key, "main", 1, || KERNEL.to_string());
+        .get_or_create(&gpu.device, key, "main", 1, || {
+            if lanes == 4 {
+                KERNEL.replace("alias Value = f32;", "alias Value = vec4<f32>;")
+            } else {
+                KERNEL.to_string()
+            }
+        });
     let (gx, gy) = grid_for(
-        node.size(),
+        node.size() / lanes,
         gpu.limits().max_compute_workgroups_per_dimension,
     );
     batch.dispatch(&kernel, &params, &[x.buffer(), &out], (gx, gy, 1))?;

@@ -63,28 +63,53 @@ pub fn matrix_batch_stride(shape: &[usize], layout: &Layout) -> Option<usize> {
     is_dense.then_some(rows * cols)
 }
 
-/// The layout of `reshape(x, new_shape)` when it can share `x`'s storage: always when only
-/// axes of extent 1 are added or removed, and otherwise when `x` is contiguous. `None` means the
-/// data must be copied first.
+/// The layout of `reshape(x, new_shape)` when it can share `x`'s storage, or `None` when the
+/// data must be copied first. It can whenever each group of `x`'s axes that the new shape
+/// merges or splits is itself laid out as one run (NumPy's no-copy rule): adding or removing
+/// axes of extent 1, any contiguous array, and, for example, the heads split out of a column
+/// slice of a fused projection (`[128, 768]` with row stride 2304 as `[128, 12, 64]`).
 pub fn reshape_view(shape: &[usize], layout: &Layout, new_shape: &[usize]) -> Option<Layout> {
-    let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
-    if non_unit(shape) == non_unit(new_shape) {
-        let mut kept = shape
-            .iter()
-            .zip(&layout.strides)
-            .filter(|(d, _)| **d != 1)
-            .map(|(_, &s)| s);
-        let strides = new_shape
-            .iter()
-            .map(|&d| if d == 1 { 0 } else { kept.next().unwrap_or(0) })
-            .collect();
+    if layout.is_contiguous(shape) {
         return Some(Layout {
-            strides,
+            strides: contiguous_strides(new_shape),
             offset: layout.offset,
         });
     }
-    layout.is_contiguous(shape).then(|| Layout {
-        strides: contiguous_strides(new_shape),
+    let old: Vec<(usize, isize)> = shape
+        .iter()
+        .zip(&layout.strides)
+        .filter(|(d, _)| **d != 1)
+        .map(|(&d, &s)| (d, s))
+        .collect();
+    let mut strides = vec![0isize; new_shape.len()];
+    let (mut o, mut n) = (0, 0);
+    while o < old.len() {
+        // The next group: old axes o..o_end and new axes n..n_end of equal product.
+        let (mut o_end, mut n_end) = (o + 1, n);
+        let (mut old_product, mut new_product) = (old[o].0, 1);
+        while new_product != old_product || n_end == n {
+            if new_product < old_product || n_end == n {
+                new_product *= *new_shape.get(n_end)?;
+                n_end += 1;
+            } else {
+                old_product *= old.get(o_end)?.0;
+                o_end += 1;
+            }
+        }
+        let one_run = (o..o_end - 1).all(|k| old[k].1 == old[k + 1].1 * old[k + 1].0 as isize);
+        if !one_run {
+            return None;
+        }
+        // Row-major inside the group, from the stride of its innermost old axis.
+        let mut stride = old[o_end - 1].1;
+        for k in (n..n_end).rev() {
+            strides[k] = if new_shape[k] == 1 { 0 } else { stride };
+            stride *= new_shape[k] as isize;
+        }
+        (o, n) = (o_end, n_end);
+    }
+    Some(Layout {
+        strides,
         offset: layout.offset,
     })
 }

@@ -271,6 +271,39 @@ mod tests {
         assert_eq!(unit.strides, vec![1, 0, 3]);
         let flat = reshape_view(&[2, 3], &Layout::contiguous(&[2, 3]), &[3, 2]).unwrap();
         assert_eq!(flat.strides, vec![2, 1]);
+        // Columns 768.. of a [128, 2304] projection, split into heads and merged back.
+        let columns = Layout {
+            strides: vec![2304, 1],
+            offset: 768,
+        };
+        let heads = reshape_view(&[128, 768], &columns, &[1, 128, 12, 64]).unwrap();
+        assert_eq!((heads.strides, heads.offset), (vec![0, 2304, 64, 1], 768));
+        let back = reshape_view(
+            &[128, 12, 64],
+            &Layout {
+                strides: vec![2304, 64, 1],
+                offset: 768,
+            },
+            &[128, 768],
+        );
+        assert_eq!(back.map(|l| l.strides), Some(vec![2304, 1]));
+        assert!(
+            reshape_view(&[128, 768], &columns, &[256, 384]).is_none(),
+            "rows would run into each other"
+        );
+        // Reversed on both axes, flattened: one run backwards.
+        let reversed = Layout {
+            strides: vec![-3, -1],
+            offset: 5,
+        };
+        let flat = reshape_view(&[2, 3], &reversed, &[6]).unwrap();
+        assert_eq!((flat.strides, flat.offset), (vec![-1], 5));
+        // Empty arrays of other shapes are copied (nothing to copy).
+        let empty = Layout {
+            strides: vec![1, 0],
+            offset: 0,
+        };
+        assert!(reshape_view(&[0, 3], &empty, &[3, 0]).is_none());
     }
 
     #[test]
