@@ -191,3 +191,80 @@ fn ten_thousand_ops_fuse_evaluate_and_drop_without_recursion() {
         drop(z);
     }
 }
+
+/// `relu(x @ w + b)`'s elementwise tail: the bias is a row repeated along the region, so the
+/// add and the activation fuse into one node on both devices (on the GPU only for rows of
+/// whole vec4s); a lazy bias stays the region's input, a view of a bias is read through its
+/// strides, and the values are the unfused ones with memory back where it was.
+#[test]
+fn a_bias_row_and_its_activation_fuse_into_one_node() {
+    let runtime = gpu_runtime();
+    let before = active();
+    let mut rng = Rng::new(11);
+    let floats = |rng: &mut Rng, shape: &[usize]| {
+        let v: Vec<f32> = (0..shape.iter().product())
+            .map(|_| rng.uniform(-1.0, 1.0))
+            .collect();
+        Array::from_f32(&v, shape).unwrap()
+    };
+    // (region shape, bias shape, whether the GPU fuses it)
+    let cases: [(&[usize], &[usize], bool); 4] = [
+        (&[2, 5, 8], &[8], true),
+        (&[2, 5, 8], &[1, 5, 8], true),
+        (&[6, 3], &[3], false),
+        (&[3, 4, 2], &[4, 2], true),
+    ];
+    for (shape, bias_shape, gpu_fuses) in cases {
+        for device in [Device::Cpu, Device::Gpu] {
+            let x = floats(&mut rng, shape);
+            let b = floats(&mut rng, bias_shape);
+            let two = Array::from_f32(&[2.0], &[]).unwrap();
+            let tail = |fused: bool| {
+                // The bias is made lazily, twice the stored one.
+                let bias = ops::binary(BinaryOp::Multiply, &b, &two, device).unwrap();
+                let sum = ops::add(&x, &bias, device).unwrap();
+                let out = ops::unary(UnaryOp::Relu, &sum, device).unwrap();
+                drop(sum);
+                let made = if fused {
+                    fuse(std::slice::from_ref(&out), When::Always)
+                } else {
+                    0
+                };
+                (out, made)
+            };
+            let (plain, _) = tail(false);
+            let want = words(&runtime, &plain);
+            let (out, made) = tail(true);
+            let expect_fused = device == Device::Cpu || gpu_fuses;
+            let what = format!("{shape:?} + {bias_shape:?} on {device:?}");
+            assert_eq!(made, usize::from(expect_fused), "{what}");
+            if expect_fused {
+                assert!(
+                    matches!(out.primitive(), Some(Primitive::Fused(_))),
+                    "{what}"
+                );
+                let inputs = out.inputs();
+                assert_eq!(inputs.len(), 2, "{what}: x and the lazy bias");
+                assert!(inputs.iter().any(|i| i.shape() == bias_shape), "{what}");
+            }
+            assert_eq!(words(&runtime, &out), want, "{what}");
+        }
+    }
+    // A bias read through a view: every other element of a longer row.
+    for device in [Device::Cpu, Device::Gpu] {
+        let x = floats(&mut rng, &[3, 8]);
+        let long = floats(&mut rng, &[16]);
+        let every_other = ops::slice(&long, &[0], &[16], Some(&[2]), device).unwrap();
+        let unfused = {
+            let s = ops::add(&x, &every_other, device).unwrap();
+            words(&runtime, &ops::unary(UnaryOp::Relu, &s, device).unwrap())
+        };
+        let s = ops::add(&x, &every_other, device).unwrap();
+        let out = ops::unary(UnaryOp::Relu, &s, device).unwrap();
+        drop(s);
+        assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1);
+        assert_eq!(words(&runtime, &out), unfused, "strided bias on {device:?}");
+    }
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(active(), before);
+}

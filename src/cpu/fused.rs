@@ -114,7 +114,7 @@ fn run_chunk<'a>(
 }
 
 /// Input elements `start..start + len` over `shape`: borrowed when the input is row-major
-/// there, one word when it is one element broadcast, else gathered.
+/// there, one word when it is one element broadcast, a row repeated, else gathered.
 fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usize) -> Value<'a> {
     if input.strides.iter().all(|&s| s == 0) {
         return Value {
@@ -130,6 +130,8 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
     let words = if row_major {
         let from = input.offset + start;
         Cow::Borrowed(&input.words[from..from + len])
+    } else if let Some(period) = row_period(input.strides, shape) {
+        Cow::Owned(repeat_row(input, period, start, len))
     } else {
         Cow::Owned(gather(input, shape, start, len))
     };
@@ -137,6 +139,37 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
         words,
         splat: false,
     }
+}
+
+/// The length of the row that `strides` repeat along `shape` (a bias: trailing axes dense,
+/// leading ones broadcast), if they do.
+fn row_period(strides: &[isize], shape: &[usize]) -> Option<usize> {
+    let split = (0..shape.len())
+        .rev()
+        .find(|&d| shape[d] > 1 && strides[d] == 0)?
+        + 1;
+    let inner = &shape[split..];
+    let dense = contiguous_strides(inner);
+    let fits = inner
+        .iter()
+        .zip(strides[split..].iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
+    let broadcast = (0..split).all(|d| shape[d] <= 1 || strides[d] == 0);
+    let period = numel(inner);
+    (fits && broadcast && period > 0).then_some(period)
+}
+
+/// Elements `start..start + len` of a row of `period` repeated.
+fn repeat_row(input: &Operand, period: usize, start: usize, len: usize) -> Vec<u32> {
+    let row = &input.words[input.offset..input.offset + period];
+    let mut out = Vec::with_capacity(len);
+    let mut at = start % period;
+    while out.len() < len {
+        let take = (period - at).min(len - out.len());
+        out.extend_from_slice(&row[at..at + take]);
+        at = 0;
+    }
+    out
 }
 
 /// The elements of a strided input at row-major positions `start..start + len`.

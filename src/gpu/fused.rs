@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use crate::array::Array;
 use crate::dtype::{DType, promote};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::pipelines::KernelKey;
@@ -33,6 +33,7 @@ use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::vectorized::{self, Access, OpHeader};
 use crate::gpu::{binary, select, unary};
 use crate::graph::primitive::{FusedExpr, Step};
+use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
 pub use crate::graph::primitive::GPU_FUSED_BUFFERS as MAX_INPUTS;
@@ -102,8 +103,18 @@ pub fn dispatch(
                 accesses.push(access);
             }
             None => {
-                copies.push(Some(contiguous(gpu, batch, x, d)?));
-                accesses.push(Access::Dense);
+                // A row-major copy reads as the region (`Dense`) or, for a row input
+                // (fusion admits only rows of whole vec4s here), as a `Row`.
+                let copy = contiguous(gpu, batch, x, d)?;
+                let strides = Layout::contiguous(x.shape()).broadcast(x.shape(), shape);
+                let access = vectorized::access(shape, &strides, 0).ok_or_else(|| {
+                    Error::Shape(format!(
+                        "fused kernel: an input of shape {:?} is neither the region {shape:?} nor a row of whole vec4s along it",
+                        x.shape()
+                    ))
+                })?;
+                copies.push(Some(copy));
+                accesses.push(access);
             }
         }
     }

@@ -7,7 +7,9 @@
 //! it: it is lazy, every edge to it comes from nodes of the same region, and no array, tape
 //! or other graph holds it (its handle count is its edges plus the walk's own). So a value a
 //! page holds, reads or may read is always computed on its own, and a chain that changes
-//! stream is cut there. Every input of a region has the region's shape or one element.
+//! stream is cut there. Every input of a region has the region's shape, one element, or is a
+//! row repeated along it (a bias: the region's trailing axes, after leading axes of extent 1),
+//! so a bias add and its activation run as one kernel.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
@@ -140,7 +142,7 @@ impl Graph {
                     None => mine.push(Input::Ready(input.id(), input.is_host_scalar())),
                 }
             }
-            fusable.push(is_fusable(node, &node_inputs));
+            fusable.push(is_fusable(node, &node_inputs, node.device()));
             inputs.push(mine);
         }
         // Every clone taken above is dropped: a node's handles are now its edges, `nodes`,
@@ -167,8 +169,10 @@ impl Graph {
         region.add(self, root);
         region_of[root] = Some(root);
         while let Some(j) = region.pending.pop() {
+            // A row input stays an input: the region computes only the region's shape.
             let fits = region_of[j].is_none()
                 && self.fusable[j]
+                && self.nodes[j].shape() == self.nodes[root].shape()
                 && self.free[j]
                 && self.nodes[j].stream() == stream
                 && region.edges_in.get(&j) == Some(&self.uses[j])
@@ -281,14 +285,27 @@ enum Key {
 }
 
 /// Whether `node` can be a step of a fused program.
-fn is_fusable(node: &Array, inputs: &[Array]) -> bool {
+fn is_fusable(node: &Array, inputs: &[Array], device: Device) -> bool {
     let elementwise = matches!(
         node.primitive(),
         Some(Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where)
     );
     elementwise
         && node.size() > 0
-        && inputs
-            .iter()
-            .all(|x| x.shape() == node.shape() || x.size() == 1)
+        && inputs.iter().all(|x| {
+            x.shape() == node.shape() || x.size() == 1 || is_row(x.shape(), node.shape(), device)
+        })
+}
+
+/// Whether an input of `shape` is a row repeated along `region`: its axes after any leading
+/// ones of extent 1 are the region's last axes. The GPU's fused kernel reads a row as whole
+/// `vec4`s, so there the row's length must be a multiple of 4.
+fn is_row(shape: &[usize], region: &[usize], device: Device) -> bool {
+    let first = shape.iter().position(|&d| d != 1).unwrap_or(shape.len());
+    let row = &shape[first..];
+    let len: usize = row.iter().product();
+    !row.is_empty()
+        && row.len() < region.len()
+        && region.ends_with(row)
+        && (device == Device::Cpu || len.is_multiple_of(4))
 }

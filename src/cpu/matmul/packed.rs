@@ -7,12 +7,24 @@
 use super::kernel::{MR, NR, tile, tile_rows};
 
 const KC: usize = 256;
+/// A narrow B's panels may be deeper: NR columns of 512 rows are 16 KiB.
+const KC_NARROW: usize = 512;
 const MC: usize = 96;
 const NC: usize = 2048;
 
+/// The depth of B's panels for k: at most KC (KC_NARROW for a narrow B), and all of one
+/// depth, so that no short last panel pays a pass over C for a few steps of k (a 3x3
+/// convolution of 32 channels has k = 288: one panel of 288, not 256 and 32).
+fn panel_depth(k: usize, n: usize) -> usize {
+    let most = if n <= DIRECT_MAX_N { KC_NARROW } else { KC };
+    let panels = k.div_ceil(most).max(1);
+    k.div_ceil(panels).max(1)
+}
+
 /// `c += a b` for one (m x k) by (k x n) product, row-major.
 pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-    let mut b_panel = vec![0f32; KC * NC.min(n).next_multiple_of(NR)];
+    let depth = panel_depth(k, n);
+    let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
     // A narrow B (a convolution's filters, MLX's 4 columns) has few column panels, so each
     // row of A is read only a few times: reading it in place beats copying it first (the
     // peer benchmark's CNN: 21-22 ms against 22-25). A wide one reads each row once per panel,
@@ -23,14 +35,14 @@ pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32])
         if direct {
             0
         } else {
-            MC.min(m).next_multiple_of(MR) * KC
+            MC.min(m).next_multiple_of(MR) * depth
         }
     ];
-    let zeros = vec![0f32; KC];
+    let zeros = vec![0f32; depth];
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
-        for pc in (0..k).step_by(KC) {
-            let kc = KC.min(k - pc);
+        for pc in (0..k).step_by(depth) {
+            let kc = depth.min(k - pc);
             pack_b(&b[pc * n + jc..], n, kc, nc, &mut b_panel);
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
