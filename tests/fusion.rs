@@ -268,3 +268,135 @@ fn a_bias_row_and_its_activation_fuse_into_one_node() {
     pollster::block_on(runtime.synchronize()).unwrap();
     assert_eq!(active(), before);
 }
+
+/// `relu(x @ w + b)`: the matmul becomes the epilogue's input 0 (`MatmulThen`), on both
+/// devices, batched or not, with k = 0; a product something else holds, or one the region
+/// broadcasts, stays a matmul. The values are the unfused ones and memory comes back.
+#[test]
+fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
+    let runtime = gpu_runtime();
+    let before = active();
+    let mut rng = Rng::new(23);
+    let floats = |rng: &mut Rng, shape: &[usize]| {
+        let v: Vec<f32> = (0..shape.iter().product())
+            .map(|_| rng.uniform(-1.0, 1.0))
+            .collect();
+        Array::from_f32(&v, shape).unwrap()
+    };
+    // (x, w, bias): 2-D with a packed tile edge, batched with w broadcast, k = 0, one row.
+    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[37, 20], &[20, 12], &[12]),
+        (&[3, 9, 600], &[600, 8], &[8]),
+        (&[5, 0], &[0, 4], &[4]),
+        (&[1, 16], &[16, 8], &[8]),
+    ];
+    for (xs, ws, bs) in cases {
+        for device in [Device::Cpu, Device::Gpu] {
+            let (x, w, b) = (
+                floats(&mut rng, xs),
+                floats(&mut rng, ws),
+                floats(&mut rng, bs),
+            );
+            let tail = |hold: bool| {
+                let p = ops::matmul(&x, &w, device).unwrap();
+                let s = ops::add(&p, &b, device).unwrap();
+                let out = ops::unary(UnaryOp::Relu, &s, device).unwrap();
+                drop(s);
+                let held = hold.then(|| p.clone());
+                drop(p);
+                (out, held)
+            };
+            let what = format!("{xs:?} @ {ws:?} + {bs:?} on {device:?}");
+            let (plain, _) = tail(false);
+            let want = words(&runtime, &plain);
+            let (out, _) = tail(false);
+            assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1, "{what}");
+            assert!(
+                matches!(out.primitive(), Some(Primitive::MatmulThen(_))),
+                "{what}"
+            );
+            assert_eq!(out.inputs().len(), 3, "{what}: x, w and the bias");
+            assert_eq!(words(&runtime, &out), want, "{what}");
+            let (out, held) = tail(true);
+            fuse(std::slice::from_ref(&out), When::Always);
+            assert!(
+                matches!(out.primitive(), Some(Primitive::Fused(_))),
+                "{what}: held"
+            );
+            assert_eq!(words(&runtime, &out), want, "{what}: held");
+            drop(held);
+        }
+    }
+    // Through a reshape, as a convolution's product is read: [1, 12, 8] as [2, 2, 3, 8].
+    for device in [Device::Cpu, Device::Gpu] {
+        let (x, w, b) = (
+            floats(&mut rng, &[1, 12, 5]),
+            floats(&mut rng, &[5, 8]),
+            floats(&mut rng, &[8]),
+        );
+        let tail = || {
+            let p = ops::matmul(&x, &w, device).unwrap();
+            let r = ops::reshape(&p, &[2, 2, 3, 8], device).unwrap();
+            let s = ops::add(&r, &b, device).unwrap();
+            ops::unary(UnaryOp::Relu, &s, device).unwrap()
+        };
+        let want = words(&runtime, &tail());
+        let out = tail();
+        assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1);
+        assert!(
+            matches!(out.primitive(), Some(Primitive::MatmulThen(_))),
+            "{device:?}"
+        );
+        assert_eq!(out.shape(), &[2, 2, 3, 8]);
+        assert_eq!(
+            words(&runtime, &out),
+            want,
+            "reshaped product on {device:?}"
+        );
+    }
+    // The product read after another input (a mask, as attention's scores are): the
+    // program's input 0 is not its first step.
+    for device in [Device::Cpu, Device::Gpu] {
+        let (x, w) = (floats(&mut rng, &[6, 5]), floats(&mut rng, &[5, 4]));
+        let keep = ops::binary(
+            BinaryOp::Greater,
+            &floats(&mut rng, &[6, 4]),
+            &Array::from_f32(&[0.0], &[]).unwrap(),
+            Device::Cpu,
+        )
+        .unwrap();
+        let tail = || {
+            let p = ops::matmul(&x, &w, device).unwrap();
+            let floor = Array::from_f32(&[-9.0], &[]).unwrap();
+            ops::where_(&keep, &p, &floor, device).unwrap()
+        };
+        let want = words(&runtime, &tail());
+        let out = tail();
+        assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1);
+        assert!(
+            matches!(out.primitive(), Some(Primitive::MatmulThen(_))),
+            "{device:?}"
+        );
+        assert_eq!(words(&runtime, &out), want, "masked product on {device:?}");
+    }
+    // A [1, 4] product broadcast over a [6, 4] region is the region's input, not its epilogue.
+    let (x, w, y) = (
+        floats(&mut rng, &[1, 3]),
+        floats(&mut rng, &[3, 4]),
+        floats(&mut rng, &[6, 4]),
+    );
+    let p = ops::matmul(&x, &w, Device::Cpu).unwrap();
+    let s = ops::add(&y, &p, Device::Cpu).unwrap();
+    let out = ops::unary(UnaryOp::Exp, &s, Device::Cpu).unwrap();
+    drop((p, s));
+    fuse(std::slice::from_ref(&out), When::Always);
+    assert!(matches!(out.primitive(), Some(Primitive::Fused(_))));
+    assert!(
+        out.inputs()
+            .iter()
+            .any(|i| i.primitive() == Some(Primitive::Matmul))
+    );
+    drop((out, x, w, y));
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(active(), before);
+}

@@ -44,7 +44,7 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
     let mut start = 0;
     while start < n {
         let len = CHUNK.min(n - start);
-        let value = run_chunk(expr, &last_uses, shape, inputs, start, len)?;
+        let value = run_chunk(expr, &last_uses, shape, inputs, None, start, len)?;
         if value.splat {
             out.resize(out.len() + len, value.words[0]);
         } else {
@@ -55,19 +55,58 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
     Ok(out)
 }
 
-/// The program's value over elements `start..start + len`.
+/// `expr` over elements `start..start + block.len()` of `shape`, in place: `block` holds
+/// input 0's values there (a matmul's finished rows) and gets the program's. Input 0 of
+/// `inputs` is not read.
+pub fn fused_in_place(
+    expr: &FusedExpr,
+    shape: &[usize],
+    inputs: &[Operand],
+    start: usize,
+    block: &mut [u32],
+) -> Result<()> {
+    let last_uses = expr.last_uses();
+    for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
+        let at = start + c * CHUNK;
+        let words = {
+            let value = run_chunk(
+                expr,
+                &last_uses,
+                shape,
+                inputs,
+                Some(&*chunk),
+                at,
+                chunk.len(),
+            )?;
+            (value.splat, value.words.into_owned())
+        };
+        match words {
+            (true, word) => chunk.fill(word[0]),
+            (false, words) => chunk.copy_from_slice(&words),
+        }
+    }
+    Ok(())
+}
+
+/// The program's value over elements `start..start + len`; `first`, where given, is input
+/// 0's values there.
 fn run_chunk<'a>(
     expr: &FusedExpr,
     last_uses: &[usize],
     shape: &[usize],
     inputs: &[Operand<'a>],
+    first: Option<&'a [u32]>,
     start: usize,
     len: usize,
 ) -> Result<Value<'a>> {
     let mut values: Vec<Option<Value<'a>>> = Vec::with_capacity(expr.steps.len());
     for (i, step) in expr.steps.iter().enumerate() {
-        let value = match *step {
-            Step::Input(k) => input_chunk(&inputs[k], shape, start, len),
+        let value = match (*step, first) {
+            (Step::Input(0), Some(words)) => Value {
+                words: Cow::Borrowed(words),
+                splat: false,
+            },
+            (Step::Input(k), _) => input_chunk(&inputs[k], shape, start, len),
             _ => {
                 let get = |a: usize| values[a].as_ref().expect("a step's operands are live");
                 let operands: Vec<&Value> = step.operands().into_iter().map(get).collect();

@@ -93,7 +93,8 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             Ok(row_norm::row_norm(op, x, rows, row_len))
         }
         Primitive::Fused(expr) => eval_fused(&expr, node, inputs, host),
-        Primitive::Matmul => Ok(eval_matmul(node, inputs, host)),
+        Primitive::Matmul => Ok(eval_matmul(inputs, host)),
+        Primitive::MatmulThen(expr) => eval_matmul_then(&expr, node, inputs, host),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
         Primitive::Scan { .. }
         | Primitive::Norm { .. }
@@ -254,7 +255,46 @@ pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32
 
 /// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
 /// matrices are dense (or one matrix is broadcast), and copied otherwise.
-fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
+fn eval_matmul(inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
+    bytemuck::cast_vec(product(inputs, host, &mut |_, _| {}))
+}
+
+/// A matmul with its epilogue: the fused program runs on each stretch of finished rows of
+/// the product while they are in cache, instead of in a second pass over memory.
+fn eval_matmul_then(
+    expr: &crate::graph::primitive::FusedExpr,
+    node: &Array,
+    inputs: &[Array],
+    host: &[HostInput],
+) -> Result<Vec<u32>> {
+    let shape = node.shape();
+    // The program's input 0, the product, comes from the rows themselves: a stand-in here.
+    let stand_in = Broadcast {
+        words: &[],
+        dtype: crate::dtype::DType::Float32,
+        strides: vec![0; shape.len()],
+        offset: 0,
+    };
+    let leaves: Vec<Broadcast> = std::iter::once(stand_in)
+        .chain((2..inputs.len()).map(|k| operand(node, inputs, host, k)))
+        .collect();
+    let operands: Vec<Operand> = leaves.iter().map(Broadcast::as_operand).collect();
+    let mut failed = None;
+    let out = product(&inputs[..2], &host[..2], &mut |at, rows| {
+        if failed.is_none() {
+            let rows = bytemuck::cast_slice_mut(rows);
+            failed = fused::fused_in_place(expr, shape, &operands, at, rows).err();
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(bytemuck::cast_vec(out)),
+    }
+}
+
+/// The product of float32 `inputs` (broadcast to one batch shape), row-major; an input whose
+/// matrices cannot be walked in place is copied first. `finish` sees each finished stretch.
+fn product(inputs: &[Array], host: &[HostInput], finish: &mut matmul::Finish) -> Vec<f32> {
     let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
         let (x, h) = (&inputs[k], &host[k]);
         match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {
@@ -271,19 +311,18 @@ fn eval_matmul(node: &Array, inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
         }
     };
     let (a, b) = (operand(0), operand(1));
-    let shape = node.shape();
-    let n = shape.len();
-    let k = inputs[0].shape()[n - 1];
-    let batch = crate::graph::shape::numel(&shape[..n - 2]);
-    let out = matmul::matmul(
+    let (a_shape, b_shape) = (inputs[0].shape(), inputs[1].shape());
+    let r = a_shape.len();
+    let batch = crate::graph::shape::numel(&a_shape[..r - 2]);
+    matmul::matmul_then(
         batch,
-        shape[n - 2],
-        shape[n - 1],
-        k,
+        a_shape[r - 2],
+        b_shape[r - 1],
+        a_shape[r - 1],
         (bytemuck::cast_slice(&a.0), a.1, a.2),
         (bytemuck::cast_slice(&b.0), b.1, b.2),
-    );
-    bytemuck::cast_vec(out)
+        finish,
+    )
 }
 
 /// The inputs, converted to the node's dtype, laid side by side along `axis`.

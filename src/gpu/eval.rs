@@ -71,7 +71,24 @@ pub fn eval(
             row_norm::dispatch(gpu, batch, op, buffer, block)
         }
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
-        Primitive::Matmul => eval_matmul(gpu, batch, node, inputs, data),
+        Primitive::Matmul => matmul::eval(gpu, batch, inputs, data),
+        Primitive::MatmulThen(expr) => {
+            // The product, then the program over it: two dispatches (the product's buffer
+            // is the program's input 0 and is freed when this returns).
+            let product = matmul::eval(gpu, batch, &inputs[..2], &data[..2])?;
+            let layout = crate::graph::shape::Layout::contiguous(node.shape());
+            let first = GpuInput {
+                buffer: Some(&product),
+                word: None,
+                layout: &layout,
+            };
+            let rest = data[2..].iter().map(|d| GpuInput { ..*d });
+            let data: Vec<GpuInput> = std::iter::once(first).chain(rest).collect();
+            let inputs: Vec<Array> = std::iter::once(node.clone())
+                .chain(inputs[2..].iter().cloned())
+                .collect();
+            fused::dispatch(gpu, batch, &expr, node, &inputs, &data)
+        }
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)
         | Primitive::Scatter(_)
@@ -314,52 +331,6 @@ fn concatenate(
         start += x.shape()[axis];
     }
     Ok(out)
-}
-
-/// Matmul of two float32 inputs broadcast to one batch shape; an input whose matrices cannot be
-/// walked in place is copied first.
-fn eval_matmul(
-    gpu: &GpuContext,
-    batch: &mut CommandBatch,
-    node: &Array,
-    inputs: &[Array],
-    data: &[GpuInput],
-) -> Result<GpuBuffer> {
-    let mut copies = Vec::new();
-    let mut placement = Vec::new();
-    for (x, d) in inputs.iter().zip(data) {
-        match crate::graph::shape::matrix_batch_stride(x.shape(), d.layout) {
-            Some(stride) => placement.push((None, d.layout.offset, stride)),
-            None => {
-                copies.push(contiguous(gpu, batch, x, d)?);
-                let n = x.ndim();
-                placement.push((
-                    Some(copies.len() - 1),
-                    0,
-                    x.shape()[n - 2] * x.shape()[n - 1],
-                ));
-            }
-        }
-    }
-    let operand = |k: usize| matmul::MatrixOperand {
-        buffer: placement[k].0.map_or(data[k].buffer(), |c| &copies[c]),
-        offset: placement[k].1,
-        batch_stride: placement[k].2,
-    };
-    let shape = node.shape();
-    let n = shape.len();
-    let k = inputs[0].shape()[n - 1];
-    let count = crate::graph::shape::numel(&shape[..n - 2]);
-    matmul::dispatch(
-        gpu,
-        batch,
-        count,
-        shape[n - 2],
-        shape[n - 1],
-        k,
-        operand(0),
-        operand(1),
-    )
 }
 
 #[cfg(test)]

@@ -179,7 +179,7 @@ pub fn header(expr: &FusedExpr) -> String {
         let (name, args) = match *step {
             Step::Input(k) => {
                 aliases += &format!("alias In{k} = {};\n", wgsl_type(dtype(i)));
-                params.push(format!("a{k}: In{k}"));
+                params.push((k, format!("a{k}: In{k}")));
                 body += &format!("    let t{i} = a{k};\n");
                 continue;
             }
@@ -209,6 +209,10 @@ pub fn header(expr: &FusedExpr) -> String {
     let last = expr.steps.len() - 1;
     aliases += &format!("alias Out = {};\n", wgsl_type(dtype(last)));
     let functions: String = functions.into_iter().map(|(_, text)| text).collect();
+    // Callers pass the inputs in their order, which a matmul's epilogue (its product input 0)
+    // need not share with the steps.
+    params.sort_unstable();
+    let params: Vec<String> = params.into_iter().map(|(_, p)| p).collect();
     format!(
         "{aliases}{functions}fn fused({}) -> Out {{\n{body}    return t{last};\n}}\n",
         params.join(", ")
@@ -280,5 +284,24 @@ mod tests {
         assert!(text.contains("let t2 = exp_float32_float32(t1);"));
         assert!(text.contains("let t4 = add_float32_float32_float32(t2, t3);"));
         assert!(text.contains("return t4;"));
+        // Inputs out of step order (a matmul epilogue's product is input 0 wherever it is
+        // read) are still parameters in input order.
+        let expr = FusedExpr {
+            steps: vec![
+                Step::Input(1),
+                Step::Input(0),
+                Step::Binary(BinaryOp::Subtract, 0, 1),
+            ],
+            dtypes: vec![DType::Bool, DType::Float32, DType::Float32],
+        };
+        let text = header(&expr);
+        assert!(
+            text.contains("fn fused(a0: In0, a1: In1) -> Out {"),
+            "{text}"
+        );
+        assert!(
+            text.contains("let t0 = a1;") && text.contains("alias In1 = u32;"),
+            "{text}"
+        );
     }
 }

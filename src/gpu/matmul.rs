@@ -2,11 +2,13 @@
 //! register tile per thread and no workgroup memory: `wgsl/matmul_vec4.wgsl` when the
 //! operands' rows are whole `vec4`s, `wgsl/matmul_registers.wgsl` otherwise.
 
+use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
+use crate::gpu::input::{GpuInput, contiguous};
 use crate::memory::allocator::GpuBuffer;
 
 const WORKGROUP_TILED: &str = include_str!("wgsl/matmul.wgsl");
@@ -236,4 +238,48 @@ pub fn dispatch(
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
     batch_encoder.dispatch(&kernel, &params, &[a.buffer, b.buffer, &out], grid)?;
     Ok(out)
+}
+
+/// Matmul of two float32 inputs broadcast to one batch shape, row-major; an input whose
+/// matrices cannot be walked in place is copied first.
+pub fn eval(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    inputs: &[Array],
+    data: &[GpuInput],
+) -> Result<GpuBuffer> {
+    let mut copies = Vec::new();
+    let mut placement = Vec::new();
+    for (x, d) in inputs.iter().zip(data) {
+        match crate::graph::shape::matrix_batch_stride(x.shape(), d.layout) {
+            Some(stride) => placement.push((None, d.layout.offset, stride)),
+            None => {
+                copies.push(contiguous(gpu, batch, x, d)?);
+                let n = x.ndim();
+                placement.push((
+                    Some(copies.len() - 1),
+                    0,
+                    x.shape()[n - 2] * x.shape()[n - 1],
+                ));
+            }
+        }
+    }
+    let operand = |k: usize| MatrixOperand {
+        buffer: placement[k].0.map_or(data[k].buffer(), |c| &copies[c]),
+        offset: placement[k].1,
+        batch_stride: placement[k].2,
+    };
+    let (a, b) = (inputs[0].shape(), inputs[1].shape());
+    let r = a.len();
+    let count = crate::graph::shape::numel(&a[..r - 2]);
+    dispatch(
+        gpu,
+        batch,
+        count,
+        a[r - 2],
+        b[r - 1],
+        a[r - 1],
+        operand(0),
+        operand(1),
+    )
 }

@@ -172,11 +172,14 @@ pub fn conv(
     let mut shape = vec![n];
     shape.extend(&out);
     shape.push(o);
-    reshape(
-        &transpose(&product, Some(&[1, 0, 2]), stream)?,
-        &dims(&shape),
-        stream,
-    )
+    // [g, rows, o/g] -> [rows, g, o/g]; one group needs no transpose, and the product is then
+    // read through a reshape alone, which lets a bias and activation become its epilogue.
+    let product = if g == 1 {
+        product
+    } else {
+        transpose(&product, Some(&[1, 0, 2]), stream)?
+    };
+    reshape(&product, &dims(&shape), stream)
 }
 
 /// `x` with `lo` zeros before and `hi` after on `axis`; a negative amount crops instead.

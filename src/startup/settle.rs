@@ -114,10 +114,14 @@ impl Startup {
     }
 }
 
-/// `(m, k, n)` of the first lazy GPU matmul behind `arrays`.
+/// `(m, k, n)` of the first lazy GPU matmul behind `arrays` (with or without an epilogue).
 fn first_gpu_matmul(arrays: &[Array]) -> Option<(usize, usize, usize)> {
     lazy_order(arrays).into_iter().find_map(|node| {
-        if node.device() != Device::Gpu || node.primitive() != Some(Primitive::Matmul) {
+        let matmul = matches!(
+            node.primitive(),
+            Some(Primitive::Matmul | Primitive::MatmulThen(_))
+        );
+        if node.device() != Device::Gpu || !matmul {
             return None;
         }
         let a = node.inputs().first()?.shape().to_vec();

@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::array::{Array, lazy_order};
-use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step};
+use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step, View};
 use crate::stream::Device;
 
 /// How big a region may grow on a device. GPU programs are shader source that the adapter
@@ -91,16 +91,60 @@ pub fn fuse(outputs: &[Array], when: When) -> usize {
             continue;
         }
         let members = graph.grow(root, &mut region_of);
-        if members.len() < 2 {
+        let product = graph.product_of(&members, root);
+        if members.len() < 2 && product.is_none() {
             continue;
         }
         let (expr, leaves) = graph.program(&members);
         if graph.nodes[root].device() == Device::Cpu || due(&expr, when) {
-            graph.nodes[root].recompute_as(Primitive::Fused(Rc::new(expr)), leaves);
+            let node = &graph.nodes[root];
+            match product {
+                Some((leaf, matmul)) => {
+                    let (leaf, matmul) = (&graph.nodes[leaf], &graph.nodes[matmul]);
+                    let (expr, inputs) = with_product_first(expr, leaves, leaf, matmul);
+                    node.recompute_as(Primitive::MatmulThen(Rc::new(expr)), inputs);
+                }
+                None => node.recompute_as(Primitive::Fused(Rc::new(expr)), leaves),
+            }
             made += 1;
         }
     }
     made
+}
+
+/// The program and inputs of a matmul with its epilogue: the product (`leaf`, the matmul or
+/// its reshape) becomes input 0, the other leaves follow in order, and the node's inputs are
+/// the matmul's two then those leaves.
+fn with_product_first(
+    expr: FusedExpr,
+    leaves: Vec<Array>,
+    leaf: &Array,
+    matmul: &Array,
+) -> (FusedExpr, Vec<Array>) {
+    let at = leaves
+        .iter()
+        .position(|l| l.id() == leaf.id())
+        .expect("the product is one of the region's leaves");
+    let renumber = |k: usize| match k.cmp(&at) {
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Less => k + 1,
+        std::cmp::Ordering::Greater => k,
+    };
+    let steps = expr
+        .steps
+        .into_iter()
+        .map(|step| match step {
+            Step::Input(k) => Step::Input(renumber(k)),
+            other => other,
+        })
+        .collect();
+    let mut inputs = matmul.inputs();
+    inputs.extend(leaves.into_iter().filter(|l| l.id() != leaf.id()));
+    let expr = FusedExpr {
+        steps,
+        dtypes: expr.dtypes,
+    };
+    (expr, inputs)
 }
 
 /// The lazy nodes in dependency order, with what the planner needs of each.
@@ -186,6 +230,53 @@ impl Graph {
         let mut members: Vec<usize> = region.members.into_iter().collect();
         members.sort_unstable();
         members
+    }
+
+    /// A matmul the region can take as its epilogue's input: a lazy float32 `Matmul` on the
+    /// region's stream, of the region's size, that nothing but the region reads or holds,
+    /// read directly or through a reshape (a convolution's product, `[1, N * H * W, O]`, is
+    /// read as `[N, H, W, O]`). Its finished rows then go through the program before they
+    /// leave the cache (CPU), and the product never outlives the node. Returns the leaf (the
+    /// matmul or its reshape) and the matmul.
+    fn product_of(&self, members: &[usize], root: usize) -> Option<(usize, usize)> {
+        let mut edges: HashMap<usize, usize> = HashMap::default();
+        for &m in members {
+            for input in &self.inputs[m] {
+                if let Input::Lazy(j) = *input {
+                    *edges.entry(j).or_insert(0) += 1;
+                }
+            }
+        }
+        let region = &self.nodes[root];
+        let only_read_here = |j: usize, reads: usize| {
+            self.free[j]
+                && reads == self.uses[j]
+                && self.nodes[j].stream() == region.stream()
+                && self.nodes[j].size() == region.size()
+        };
+        let is_matmul = |j: usize| {
+            self.nodes[j].primitive() == Some(Primitive::Matmul)
+                && self.nodes[j].dtype() == crate::dtype::DType::Float32
+        };
+        let mut candidates: Vec<(usize, usize)> = edges
+            .into_iter()
+            .filter(|&(j, reads)| only_read_here(j, reads))
+            .filter_map(|(j, _)| {
+                if is_matmul(j) {
+                    return (self.nodes[j].shape() == region.shape()).then_some((j, j));
+                }
+                let reshape = self.nodes[j].primitive() == Some(Primitive::View(View::Reshape));
+                match self.inputs[j].first() {
+                    Some(&Input::Lazy(i)) if reshape && is_matmul(i) && only_read_here(i, 1) => {
+                        Some((j, i))
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        // The latest one (by dependency order), the same on every run.
+        candidates.sort_unstable();
+        candidates.pop()
     }
 
     /// The region's program and its inputs.

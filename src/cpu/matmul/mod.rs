@@ -18,6 +18,24 @@ pub type Operand<'a> = (&'a [f32], usize, usize);
 /// `batch` products of (m x k) by (k x n) row-major matrices; operand `x`'s matrix `i` starts
 /// at `x.1 + i * x.2` in `x.0`.
 pub fn matmul(batch: usize, m: usize, n: usize, k: usize, a: Operand, b: Operand) -> Vec<f32> {
+    matmul_then(batch, m, n, k, a, b, &mut |_, _| {})
+}
+
+/// What runs on each finished stretch of the product: its first element (counted over the
+/// whole batch) and its values, in place. Called on whole rows, in order, while they are still
+/// in cache where the loop nest allows (an epilogue: a bias and an activation).
+pub type Finish<'a> = dyn FnMut(usize, &mut [f32]) + 'a;
+
+/// [`matmul`], with `finish` run over every row of the product once it is final.
+pub fn matmul_then(
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Operand,
+    b: Operand,
+    finish: &mut Finish,
+) -> Vec<f32> {
     let mut out = vec![0f32; batch * m * n];
     if m * n == 0 {
         return out;
@@ -25,10 +43,12 @@ pub fn matmul(batch: usize, m: usize, n: usize, k: usize, a: Operand, b: Operand
     for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
         let a = &a.0[a.1 + i * a.2..][..m * k];
         let b = &b.0[b.1 + i * b.2..][..k * n];
+        let mut rows = |first_row: usize, c: &mut [f32]| finish(i * m * n + first_row * n, c);
         if m >= MR {
-            packed::matmul(m, n, k, a, b, c);
+            packed::matmul(m, n, k, a, b, c, &mut rows);
         } else {
             simple::matmul(m, n, k, a, b, c);
+            rows(0, c);
         }
     }
     out
@@ -66,6 +86,31 @@ mod tests {
         let b = [1.0, 0.0, 1.0, 1.0]; // one 2x2, broadcast
         let out = matmul(2, 2, 2, 2, (&a, 0, 4), (&b, 0, 0));
         assert_eq!(out, vec![3.0, 2.0, 7.0, 4.0, 11.0, 6.0, 15.0, 8.0]);
+    }
+
+    #[test]
+    fn finish_sees_every_row_once_in_order_after_it_is_final() {
+        for (batch, m, n, k) in [(2, 3, 5, 4), (1, 200, 9, 700), (1, 130, 3000, 20)] {
+            let (a, b) = (values(batch * m * k, 3), values(k * n, 4));
+            let plain = matmul(batch, m, n, k, (&a, 0, m * k), (&b, 0, 0));
+            let mut next = 0;
+            let doubled = matmul_then(batch, m, n, k, (&a, 0, m * k), (&b, 0, 0), &mut |at, c| {
+                assert_eq!(at, next, "{m}x{n}x{k}");
+                assert_eq!(c.len() % n, 0);
+                for (i, v) in c.iter_mut().enumerate() {
+                    assert_eq!(
+                        *v,
+                        plain[at + i],
+                        "{m}x{n}x{k}: row {} is final",
+                        (at + i) / n
+                    );
+                    *v *= 2.0;
+                }
+                next += c.len();
+            });
+            assert_eq!(next, batch * m * n);
+            assert!(doubled.iter().zip(&plain).all(|(d, p)| *d == 2.0 * p));
+        }
     }
 
     #[test]

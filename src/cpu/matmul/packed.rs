@@ -21,8 +21,18 @@ fn panel_depth(k: usize, n: usize) -> usize {
     k.div_ceil(panels).max(1)
 }
 
-/// `c += a b` for one (m x k) by (k x n) product, row-major.
-pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+/// `c += a b` for one (m x k) by (k x n) product, row-major; `finish(first_row, rows)` runs
+/// on each block of rows once it is final: right after its last tiles when B is one panel
+/// wide (its rows are still in cache), else once at the end.
+pub fn matmul(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    finish: &mut dyn FnMut(usize, &mut [f32]),
+) {
     let depth = panel_depth(k, n);
     let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
     // A narrow B (a convolution's filters, MLX's 4 columns) has few column panels, so each
@@ -58,8 +68,14 @@ pub fn matmul(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32])
                     pack_a(&a[ic * k + pc..], k, mc, kc, &mut a_block);
                     tiles(mc, nc, kc, Panels::Packed(&a_block), &b_panel, c_block, n);
                 }
+                if nc == n && pc + kc == k {
+                    finish(ic, &mut c[ic * n..(ic + mc) * n]);
+                }
             }
         }
+    }
+    if n > NC || k == 0 {
+        finish(0, c);
     }
 }
 

@@ -290,6 +290,11 @@ pub enum Primitive {
     /// A chain of elementwise ops run as one kernel (see [`FusedExpr`]); made by fusion, never
     /// by an op builder.
     Fused(Rc<FusedExpr>),
+    /// A matmul whose product goes straight through a fused program (its epilogue: a bias
+    /// and an activation): inputs are the matmul's two, broadcast to one batch shape, then the
+    /// program's inputs from its second on; the program's input 0 is the product. Made by
+    /// fusion, never by an op builder.
+    MatmulThen(Rc<FusedExpr>),
 }
 
 impl Primitive {
@@ -302,6 +307,7 @@ impl Primitive {
             Primitive::Reduce(op, _) => op.name(),
             Primitive::RowNorm(op, _) => op.name(),
             Primitive::Matmul => "matmul",
+            Primitive::MatmulThen(_) => "fusedMatmul",
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scatter(Scatter::Axis(_)) => "putAlongAxis",
