@@ -4,29 +4,32 @@
 use crate::graph::primitive::Patches;
 
 /// The patches of `x` (row-major words of `[N, H, W, C]`) into the node's `[N, OH, OW, taps, C]`.
+/// The output starts as zeros (the padding), and each kernel row's taps inside the input are
+/// copied in as one run: a few small copies per output position, not a push per tap.
 pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -> Vec<u32> {
     let (h, w, c) = (x_shape[1], x_shape[2], x_shape[3]);
     let (n, oh, ow) = (out_shape[0], out_shape[1], out_shape[2]);
     let [kh, kw] = p.kernel;
-    let mut out = Vec::with_capacity(out_shape.iter().product());
+    let mut out = vec![0u32; out_shape.iter().product()];
+    let mut at = 0;
     for image in 0..n {
         let base = image * h * w * c;
         for y in 0..oh {
             for xo in 0..ow {
                 for i in 0..kh {
+                    let to = &mut out[at..at + kw * c];
+                    at += kw * c;
                     let Some(r) = p.source(0, y, i, h) else {
-                        out.resize(out.len() + kw * c, 0);
                         continue;
                     };
                     let row = &x[base + r * w * c..base + (r + 1) * w * c];
                     if p.dilation[1] == 1 {
-                        tap_run(&mut out, row, p.stride[1] * xo, p.padding[1], (kw, c));
+                        tap_run(to, row, p.stride[1] * xo, p.padding[1], c);
                         continue;
                     }
-                    for j in 0..kw {
-                        match p.source(1, xo, j, w) {
-                            Some(col) => out.extend_from_slice(&row[col * c..(col + 1) * c]),
-                            None => out.resize(out.len() + c, 0),
+                    for (j, tap) in to.chunks_exact_mut(c).enumerate() {
+                        if let Some(col) = p.source(1, xo, j, w) {
+                            tap.copy_from_slice(&row[col * c..(col + 1) * c]);
                         }
                     }
                 }
@@ -36,16 +39,14 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
     out
 }
 
-/// The `kw` taps of one kernel row without dilation: input columns `at - padding ..` of `row`
-/// are one contiguous run, with zeros where it reaches past either edge.
-fn tap_run(out: &mut Vec<u32>, row: &[u32], at: usize, padding: usize, (kw, c): (usize, usize)) {
-    let width = row.len() / c;
+/// The taps of one kernel row without dilation into `to` (zeros, `kw * c` long): input columns
+/// `at - padding ..` of `row` are one contiguous run, cut where it reaches past either edge.
+fn tap_run(to: &mut [u32], row: &[u32], at: usize, padding: usize, c: usize) {
+    let (kw, width) = (to.len() / c, row.len() / c);
     let before = padding.saturating_sub(at).min(kw);
     let first = (at + before).saturating_sub(padding).min(width);
     let inside = (kw - before).min(width.saturating_sub(first));
-    out.resize(out.len() + before * c, 0);
-    out.extend_from_slice(&row[first * c..(first + inside) * c]);
-    out.resize(out.len() + (kw - before - inside) * c, 0);
+    to[before * c..(before + inside) * c].copy_from_slice(&row[first * c..(first + inside) * c]);
 }
 
 #[cfg(test)]
@@ -56,8 +57,8 @@ mod tests {
     fn a_run_of_taps_past_either_edge_is_zeros() {
         let row = [1u32, 2];
         let run = |at, padding, kw| {
-            let mut out = Vec::new();
-            tap_run(&mut out, &row, at, padding, (kw, 1));
+            let mut out = vec![0; kw];
+            tap_run(&mut out, &row, at, padding, 1);
             out
         };
         assert_eq!(run(0, 1, 3), [0, 1, 2]);

@@ -83,9 +83,9 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// The variant of `kernel` for `batch` products of (m x k) by (k x n) at these offsets
-    /// and batch strides (in elements).
-    pub fn choose(kernel: MatmulKernel, n: usize, k: usize, layout: [usize; 4]) -> Variant {
+    /// The variant of `kernel` for `batch` products of (m x k) by (k x n) at these offsets,
+    /// batch strides and row strides (in elements).
+    pub fn choose(kernel: MatmulKernel, n: usize, k: usize, layout: [usize; 6]) -> Variant {
         match kernel {
             MatmulKernel::WorkgroupTiled => Variant::WorkgroupTiled,
             MatmulKernel::RegisterTiled(tile)
@@ -150,7 +150,7 @@ fn vec4_source(rows: u32, cols4: u32) -> String {
     let tile = || (0..rows).flat_map(|i| (0..cols4).map(move |j| (i, j)));
     let mut declare = String::new();
     for i in 0..rows {
-        declare += &format!("let a{i} = a_base + min(row0 + {i}u, params.m - 1u) * params.k4;\n");
+        declare += &format!("let a{i} = a_base + min(row0 + {i}u, params.m - 1u) * params.lda4;\n");
     }
     for j in 0..cols4 {
         declare += &format!("let b{j} = b_base + min(col0 + {j}u, params.n4 - 1u);\n");
@@ -164,7 +164,7 @@ fn vec4_source(rows: u32, cols4: u32) -> String {
     }
     for r in 0..4 {
         for j in 0..cols4 {
-            step += &format!("let bv{r}_{j} = b[b{j} + kb + {r}u * params.n4];\n");
+            step += &format!("let bv{r}_{j} = b[b{j} + kb + {r}u * params.ldb4];\n");
         }
     }
     for (r, lane) in ["x", "y", "z", "w"].iter().enumerate() {
@@ -185,12 +185,14 @@ fn vec4_source(rows: u32, cols4: u32) -> String {
         .replace("//{STORE}", &store)
 }
 
-/// A matrix operand: its buffer, the offset of its first matrix, and the distance between
-/// matrices (0 when broadcast across the batch).
+/// A matrix operand: its buffer, the offset of its first matrix, the distance between
+/// matrices (0 when broadcast across the batch) and between rows (its columns when dense;
+/// only the `vec4` kernel takes more).
 pub struct MatrixOperand<'a> {
     pub buffer: &'a GpuBuffer,
     pub offset: usize,
     pub batch_stride: usize,
+    pub row_stride: usize,
 }
 
 /// Records `batch` products of (m x k) by (k x n) row-major matrices.
@@ -209,8 +211,22 @@ pub fn dispatch(
     if batch * m * n == 0 {
         return Ok(out);
     }
-    let layout = [a.offset, b.offset, a.batch_stride, b.batch_stride];
+    let layout = [
+        a.offset,
+        b.offset,
+        a.batch_stride,
+        b.batch_stride,
+        a.row_stride,
+        b.row_stride,
+    ];
     let variant = Variant::choose(gpu.choices.matmul.get(), n, k, layout);
+    let dense_rows = a.row_stride == k && b.row_stride == n;
+    if !dense_rows && !matches!(variant, Variant::Vec4 { .. }) {
+        return Err(Error::Value(format!(
+            "matmul: only the vec4 kernel reads rows {} and {} apart; copy them first",
+            a.row_stride, b.row_stride
+        )));
+    }
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
     let grid = variant.grid(batch, m, n, max);
     if grid.0 > max || grid.1 > max || grid.2 > max {
@@ -233,6 +249,10 @@ pub fn dispatch(
         a.batch_stride / unit,
         b.batch_stride / unit,
         grid.0,
+        a.row_stride / unit,
+        b.row_stride / unit,
+        0,
+        0,
     ]
     .map(|v| v as u32);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
@@ -240,46 +260,63 @@ pub fn dispatch(
     Ok(out)
 }
 
-/// Matmul of two float32 inputs broadcast to one batch shape, row-major; an input whose
-/// matrices cannot be walked in place is copied first.
+/// Matmul of two float32 inputs broadcast to one batch shape, row-major. Matrices whose rows
+/// are contiguous and evenly spaced (a column slice of a wider matrix: attention's heads) are
+/// read in place, by the `vec4` kernel where rows are apart; every other layout is copied
+/// first, as are strided rows when the `vec4` kernel cannot run.
 pub fn eval(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     inputs: &[Array],
     data: &[GpuInput],
 ) -> Result<GpuBuffer> {
-    let mut copies = Vec::new();
-    let mut placement = Vec::new();
-    for (x, d) in inputs.iter().zip(data) {
-        match crate::graph::shape::matrix_batch_stride(x.shape(), d.layout) {
-            Some(stride) => placement.push((None, d.layout.offset, stride)),
-            None => {
-                copies.push(contiguous(gpu, batch, x, d)?);
-                let n = x.ndim();
-                placement.push((
-                    Some(copies.len() - 1),
-                    0,
-                    x.shape()[n - 2] * x.shape()[n - 1],
-                ));
+    let (a, b) = (inputs[0].shape(), inputs[1].shape());
+    let r = a.len();
+    let (m, k, n) = (a[r - 2], a[r - 1], b[r - 1]);
+    let cols = [k, n];
+    // (offset, batch stride, row stride) of each operand read in place; `None`: copied.
+    let mut plan: Vec<Option<(usize, usize, usize)>> = (0..2)
+        .map(|i| {
+            crate::graph::shape::matrix_rows_walk(inputs[i].shape(), data[i].layout)
+                .map(|(matrices, rows)| (data[i].layout.offset, matrices, rows))
+        })
+        .collect();
+    let copied = |i: usize| (0, inputs[i].shape()[r - 2] * cols[i], cols[i]);
+    let strided = |plan: &[Option<(usize, usize, usize)>], i: usize| {
+        plan[i].is_some_and(|(_, _, rows)| rows != cols[i])
+    };
+    if strided(&plan, 0) || strided(&plan, 1) {
+        let [(ao, am, ar), (bo, bm, br)] = [0, 1].map(|i| plan[i].unwrap_or_else(|| copied(i)));
+        let layout = [ao, bo, am, bm, ar, br];
+        let variant = Variant::choose(gpu.choices.matmul.get(), n, k, layout);
+        if !matches!(variant, Variant::Vec4 { .. }) {
+            for i in 0..2 {
+                if strided(&plan, i) {
+                    plan[i] = None;
+                }
             }
         }
     }
-    let operand = |k: usize| MatrixOperand {
-        buffer: placement[k].0.map_or(data[k].buffer(), |c| &copies[c]),
-        offset: placement[k].1,
-        batch_stride: placement[k].2,
+    let mut copies = Vec::new();
+    let mut placement = Vec::new();
+    for i in 0..2 {
+        match plan[i] {
+            Some(walk) => placement.push((None, walk)),
+            None => {
+                copies.push(contiguous(gpu, batch, &inputs[i], &data[i])?);
+                placement.push((Some(copies.len() - 1), copied(i)));
+            }
+        }
+    }
+    let operand = |i: usize| {
+        let (copy, (offset, batch_stride, row_stride)) = placement[i];
+        MatrixOperand {
+            buffer: copy.map_or(data[i].buffer(), |c| &copies[c]),
+            offset,
+            batch_stride,
+            row_stride,
+        }
     };
-    let (a, b) = (inputs[0].shape(), inputs[1].shape());
-    let r = a.len();
     let count = crate::graph::shape::numel(&a[..r - 2]);
-    dispatch(
-        gpu,
-        batch,
-        count,
-        a[r - 2],
-        b[r - 1],
-        a[r - 1],
-        operand(0),
-        operand(1),
-    )
+    dispatch(gpu, batch, count, m, n, k, operand(0), operand(1))
 }

@@ -1,6 +1,6 @@
 // Batched matmul with a register tile per thread, vec4 loads and no workgroup memory, for
 // operands whose rows are whole vec4s: out[b] = a[b] (M x K) * b[b] (K x N), float32, with
-// K, N, the offsets and the batch strides all multiples of 4.
+// K, N, the offsets, the batch strides and the row strides all multiples of 4.
 //
 // Prepended by the host: `const TM: u32` (output rows per thread) and `const TN4: u32`
 // (output vec4 columns per thread): 8 and 2 give the 8 x 8 tile; a skinny product (N = 4)
@@ -23,6 +23,11 @@ struct Params {
     a_batch_stride: u32,
     b_batch_stride: u32,
     groups_x: u32,
+    // Row strides (in vec4s): a column slice of a wider matrix is read in place.
+    lda4: u32,
+    ldb4: u32,
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -49,7 +54,7 @@ fn main(
     // Rows and columns past an edge read the last valid one; their results are not stored.
     //{DECLARE}
     for (var kk = 0u; kk < params.k4; kk++) {
-        let kb = 4u * kk * params.n4;
+        let kb = 4u * kk * params.ldb4;
         //{STEP}
     }
     let out_base = wg.z * params.m * params.n4;

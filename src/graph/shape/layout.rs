@@ -63,6 +63,37 @@ pub fn matrix_batch_stride(shape: &[usize], layout: &Layout) -> Option<usize> {
     is_dense.then_some(rows * cols)
 }
 
+/// How a kernel that takes a row stride can walk the matrices of an array of shape
+/// `[batch…, rows, cols]` in place: `(batch stride, row stride)`, if each row is contiguous
+/// and the matrices are broadcast (batch stride 0) or evenly spaced. A column slice of a wider
+/// matrix qualifies (the heads of a fused QKV projection: rows 2304 apart, heads 64 apart);
+/// a transposed matrix does not.
+pub fn matrix_rows_walk(shape: &[usize], layout: &Layout) -> Option<(usize, usize)> {
+    let n = shape.len();
+    let (rows, cols) = (shape[n - 2], shape[n - 1]);
+    let (row_stride, col_stride) = (layout.strides[n - 2], layout.strides[n - 1]);
+    if cols > 1 && col_stride != 1 {
+        return None;
+    }
+    let row_stride = if rows > 1 { row_stride } else { cols as isize };
+    if row_stride < cols as isize {
+        return None;
+    }
+    let batch: Vec<(usize, isize)> = shape[..n - 2]
+        .iter()
+        .zip(&layout.strides[..n - 2])
+        .filter(|(d, _)| **d != 1)
+        .map(|(&d, &s)| (d, s))
+        .collect();
+    if batch.iter().all(|&(_, s)| s == 0) {
+        return Some((0, row_stride as usize));
+    }
+    // One evenly spaced run of matrices: each batch axis steps over the ones inside it.
+    let evenly = batch.windows(2).all(|w| w[0].1 == w[1].1 * w[1].0 as isize);
+    let step = batch.last().map_or(0, |&(_, s)| s);
+    (evenly && step > 0).then_some((step as usize, row_stride as usize))
+}
+
 /// The layout of `reshape(x, new_shape)` when it can share `x`'s storage, or `None` when the
 /// data must be copied first. It can whenever each group of `x`'s axes that the new shape
 /// merges or splits is itself laid out as one run (NumPy's no-copy rule): adding or removing

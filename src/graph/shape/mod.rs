@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 mod layout;
 
 pub use layout::{
-    Layout, gather_strides, matrix_batch_stride, reshape_view, slice_view, transpose_view,
+    Layout, gather_strides, matrix_batch_stride, matrix_rows_walk, reshape_view, slice_view,
+    transpose_view,
 };
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
@@ -349,6 +350,29 @@ mod tests {
         assert_eq!(matrix_batch_stride(&[3, 2, 4], &broadcast), Some(0));
         let transposed = transpose_view(&Layout::contiguous(&[4, 2]), &[1, 0]);
         assert_eq!(matrix_batch_stride(&[2, 4], &transposed), None);
+        assert_eq!(matrix_rows_walk(&[2, 4], &transposed), None);
+        assert_eq!(matrix_rows_walk(&[3, 2, 4], &dense), Some((8, 4)));
+        assert_eq!(matrix_rows_walk(&[3, 2, 4], &broadcast), Some((0, 4)));
+        // The 12 heads of q in a [128, 2304] projection, as [1, 12, 1, 128, 64].
+        let heads = Layout {
+            strides: vec![0, 64, 0, 2304, 1],
+            offset: 0,
+        };
+        assert_eq!(
+            matrix_rows_walk(&[1, 12, 1, 128, 64], &heads),
+            Some((64, 2304))
+        );
+        // Batch axes that do not step evenly, or rows that overlap, are not walked.
+        let uneven = Layout {
+            strides: vec![100, 8, 4, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_rows_walk(&[2, 3, 2, 4], &uneven), None);
+        let overlapping = Layout {
+            strides: vec![2, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_rows_walk(&[3, 4], &overlapping), None);
     }
 
     #[test]

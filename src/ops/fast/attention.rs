@@ -70,16 +70,13 @@ pub fn scaled_dot_product_attention(
     let q5 = reshape(&as_float(q, stream), &dims(&[b, hkv, group, l, d]), stream)?;
     let k5 = expand_dims(&as_float(k, stream), &[2], stream)?;
     let v5 = expand_dims(&as_float(v, stream), &[2], stream)?;
-    let scaled = binary(
-        BinaryOp::Multiply,
-        &q5,
-        &Array::from_f32(&[scale], &[])?,
-        stream,
-    )?;
+    // The scale multiplies the scores, not q: it then joins the mask and the scores' matmul
+    // in one epilogue, and q (often a strided view of a fused projection) is read in place.
     let keys = transpose(&k5, Some(&[0, 1, 2, 4, 3]), stream)?;
-    let scores = reshape(
-        &matmul(&scaled, &keys, stream)?,
-        &dims(&[b, hq, l, s]),
+    let scores = binary(
+        BinaryOp::Multiply,
+        &reshape(&matmul(&q5, &keys, stream)?, &dims(&[b, hq, l, s]), stream)?,
+        &Array::from_f32(&[scale], &[])?,
         stream,
     )?;
     let masked = apply_mask(&scores, mask, (l, s), stream)?;
