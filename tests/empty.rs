@@ -147,3 +147,27 @@ fn creation_ops_make_empty_arrays() {
         check_empty(&runtime, "uniform", &u, &[0, 2]);
     }
 }
+
+/// A convolution over zero channels sums nothing: zeros of the output's shape, with or without
+/// dilation, on both devices (the random programs found the CPU's im2col dividing by zero).
+#[test]
+fn a_convolution_of_zero_channels_is_zeros() {
+    let runtime = gpu_runtime();
+    for device in [Device::Cpu, Device::Gpu] {
+        for dilation in [1, 2] {
+            let x = empty(&[1, 5, 5, 0], DType::Float32);
+            let w = empty(&[2, 3, 3, 0], DType::Float32);
+            let params = ops::conv::ConvParams {
+                stride: vec![1, 1],
+                padding: vec![1, 1],
+                dilation: vec![dilation, dilation],
+                groups: 1,
+            };
+            let y = ops::conv::conv("conv2d", &x, &w, &params, device).unwrap();
+            let side = 5 + 2 - 2 * dilation;
+            assert_eq!(y.shape(), &[1, side, side, 2]);
+            let what = format!("{device:?} dilation {dilation}");
+            assert_eq!(floats(&runtime, &y), vec![0.0; side * side * 2], "{what}");
+        }
+    }
+}

@@ -327,7 +327,8 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
             drop(held);
         }
     }
-    // Through a reshape, as a convolution's product is read: [1, 12, 8] as [2, 2, 3, 8].
+    // Through a reshape, as a convolution's product is read: [1, 12, 8] as [2, 2, 3, 8]. With
+    // k = 5 the GPU runs its scalar kernel, then the program over the product.
     for device in [Device::Cpu, Device::Gpu] {
         let (x, w, b) = (
             floats(&mut rng, &[1, 12, 5]),
@@ -356,8 +357,11 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     }
     // The product read after another input (a mask, as attention's scores are): the
     // program's input 0 is not its first step.
+    // With k = 8 the GPU's vec4 kernel runs the program in its store, reading a bool mask, a
+    // residual and a number.
     for device in [Device::Cpu, Device::Gpu] {
-        let (x, w) = (floats(&mut rng, &[6, 5]), floats(&mut rng, &[5, 4]));
+        let (x, w) = (floats(&mut rng, &[6, 8]), floats(&mut rng, &[8, 4]));
+        let residual = floats(&mut rng, &[6, 4]);
         let keep = ops::binary(
             BinaryOp::Greater,
             &floats(&mut rng, &[6, 4]),
@@ -368,7 +372,8 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
         let tail = || {
             let p = ops::matmul(&x, &w, device).unwrap();
             let floor = Array::from_f32(&[-9.0], &[]).unwrap();
-            ops::where_(&keep, &p, &floor, device).unwrap()
+            let masked = ops::where_(&keep, &p, &floor, device).unwrap();
+            ops::add(&residual, &masked, device).unwrap()
         };
         let want = words(&runtime, &tail());
         let out = tail();

@@ -11,6 +11,10 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
     let (n, oh, ow) = (out_shape[0], out_shape[1], out_shape[2]);
     let [kh, kw] = p.kernel;
     let mut out = vec![0u32; out_shape.iter().product()];
+    if out.is_empty() {
+        // No channels (or no positions): nothing to copy.
+        return out;
+    }
     let mut at = 0;
     for image in 0..n {
         let base = image * h * w * c;
@@ -24,7 +28,7 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
                     };
                     let row = &x[base + r * w * c..base + (r + 1) * w * c];
                     if p.dilation[1] == 1 {
-                        tap_run(to, row, p.stride[1] * xo, p.padding[1], c);
+                        tap_run(to, row, p.stride[1] * xo, p.padding[1], (kw, c));
                         continue;
                     }
                     for (j, tap) in to.chunks_exact_mut(c).enumerate() {
@@ -41,8 +45,11 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
 
 /// The taps of one kernel row without dilation into `to` (zeros, `kw * c` long): input columns
 /// `at - padding ..` of `row` are one contiguous run, cut where it reaches past either edge.
-fn tap_run(to: &mut [u32], row: &[u32], at: usize, padding: usize, c: usize) {
-    let (kw, width) = (to.len() / c, row.len() / c);
+fn tap_run(to: &mut [u32], row: &[u32], at: usize, padding: usize, (kw, c): (usize, usize)) {
+    // Zero channels: nothing to copy (and no width to find).
+    let Some(width) = row.len().checked_div(c) else {
+        return;
+    };
     let before = padding.saturating_sub(at).min(kw);
     let first = (at + before).saturating_sub(padding).min(width);
     let inside = (kw - before).min(width.saturating_sub(first));
@@ -58,13 +65,15 @@ mod tests {
         let row = [1u32, 2];
         let run = |at, padding, kw| {
             let mut out = vec![0; kw];
-            tap_run(&mut out, &row, at, padding, 1);
+            tap_run(&mut out, &row, at, padding, (kw, 1));
             out
         };
         assert_eq!(run(0, 1, 3), [0, 1, 2]);
         assert_eq!(run(1, 0, 3), [2, 0, 0]);
         assert_eq!(run(4, 1, 2), [0, 0]);
         assert_eq!(run(0, 5, 2), [0, 0]);
+        let mut none: [u32; 0] = [];
+        tap_run(&mut none, &[], 1, 1, (3, 0));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::upload_words, encoder::CommandBatch};
 use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
+use crate::gpu::epilogue::Epilogue;
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
     binary, fill, fused, gather, matmul, norm, patches, random, reduce, row_norm, scan, scatter,
@@ -71,23 +72,15 @@ pub fn eval(
             row_norm::dispatch(gpu, batch, op, buffer, block)
         }
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
-        Primitive::Matmul => matmul::eval(gpu, batch, inputs, data),
+        Primitive::Matmul => matmul::eval(gpu, batch, inputs, data, None),
         Primitive::MatmulThen(expr) => {
-            // The product, then the program over it: two dispatches (the product's buffer
-            // is the program's input 0 and is freed when this returns).
-            let product = matmul::eval(gpu, batch, &inputs[..2], &data[..2])?;
-            let layout = crate::graph::shape::Layout::contiguous(node.shape());
-            let first = GpuInput {
-                buffer: Some(&product),
-                word: None,
-                layout: &layout,
+            let epilogue = Epilogue {
+                expr: &expr,
+                node,
+                inputs: &inputs[2..],
+                data: &data[2..],
             };
-            let rest = data[2..].iter().map(|d| GpuInput { ..*d });
-            let data: Vec<GpuInput> = std::iter::once(first).chain(rest).collect();
-            let inputs: Vec<Array> = std::iter::once(node.clone())
-                .chain(inputs[2..].iter().cloned())
-                .collect();
-            fused::dispatch(gpu, batch, &expr, node, &inputs, &data)
+            matmul::eval(gpu, batch, &inputs[..2], &data[..2], Some(&epilogue))
         }
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)

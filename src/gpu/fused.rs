@@ -39,10 +39,11 @@ use crate::memory::allocator::GpuBuffer;
 pub use crate::graph::primitive::GPU_FUSED_BUFFERS as MAX_INPUTS;
 
 /// A generated header and the number that names its pipelines.
-struct Program {
-    id: u64,
-    header: Rc<str>,
-    inputs: Vec<String>,
+pub(crate) struct Program {
+    pub(crate) id: u64,
+    pub(crate) header: Rc<str>,
+    /// The input aliases, in input order (`In0`, `In1`, ...).
+    pub(crate) inputs: Vec<String>,
 }
 
 /// Programs remembered before these caches start over: a page that makes new programs
@@ -142,7 +143,7 @@ pub fn dispatch(
 }
 
 /// The program of `expr`, generated on first use.
-fn program(expr: &FusedExpr) -> Rc<Program> {
+pub(crate) fn program(expr: &FusedExpr) -> Rc<Program> {
     if let Some(program) = BY_EXPR.with(|p| p.borrow().get(expr).cloned()) {
         return program;
     }

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
+use crate::gpu::epilogue::{self, Epilogue};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::memory::allocator::GpuBuffer;
 
@@ -145,8 +146,14 @@ impl Variant {
     }
 }
 
-/// `matmul_vec4.wgsl` for a `rows` x `cols4` tile, its markers filled with the tile unrolled.
+/// `matmul_vec4.wgsl` for a `rows` x `cols4` tile, its markers filled with the tile unrolled;
+/// with `epilogue`, each stored `vec4` goes through `fn epilogue(v, value)` first (see
+/// `epilogue.rs`, which also declares the output).
 fn vec4_source(rows: u32, cols4: u32) -> String {
+    vec4_text(rows, cols4, false)
+}
+
+fn vec4_text(rows: u32, cols4: u32, epilogue: bool) -> String {
     let tile = || (0..rows).flat_map(|i| (0..cols4).map(move |j| (i, j)));
     let mut declare = String::new();
     for i in 0..rows {
@@ -174,9 +181,14 @@ fn vec4_source(rows: u32, cols4: u32) -> String {
     }
     let mut store = String::new();
     for (i, j) in tile() {
+        let at = format!("out_base + (row0 + {i}u) * params.n4 + col0 + {j}u");
+        let value = if epilogue {
+            format!("epilogue({at}, acc{i}_{j})")
+        } else {
+            format!("acc{i}_{j}")
+        };
         store += &format!(
-            "if (row0 + {i}u < params.m && col0 + {j}u < params.n4) {{ \
-             out[out_base + (row0 + {i}u) * params.n4 + col0 + {j}u] = acc{i}_{j}; }}\n"
+            "if (row0 + {i}u < params.m && col0 + {j}u < params.n4) {{ out[{at}] = {value}; }}\n"
         );
     }
     format!("const TM: u32 = {rows}u;\nconst TN4: u32 = {cols4}u;\n{REGISTER_VEC4}")
@@ -195,7 +207,8 @@ pub struct MatrixOperand<'a> {
     pub row_stride: usize,
 }
 
-/// Records `batch` products of (m x k) by (k x n) row-major matrices.
+/// Records `batch` products of (m x k) by (k x n) row-major matrices, through `epilogue`
+/// where there is one: in the `vec4` kernel's store when it can, else over the product.
 #[allow(clippy::too_many_arguments)]
 pub fn dispatch(
     gpu: &GpuContext,
@@ -206,11 +219,8 @@ pub fn dispatch(
     k: usize,
     a: MatrixOperand,
     b: MatrixOperand,
+    epilogue: Option<&Epilogue>,
 ) -> Result<GpuBuffer> {
-    let out = create_output(gpu, batch * m * n, &[a.buffer, b.buffer])?;
-    if batch * m * n == 0 {
-        return Ok(out);
-    }
     let layout = [
         a.offset,
         b.offset,
@@ -227,6 +237,46 @@ pub fn dispatch(
             a.row_stride, b.row_stride
         )));
     }
+    let sizes = Sizes { batch, m, n, k };
+    let plan = match (epilogue, variant) {
+        (Some(e), Variant::Vec4 { .. }) if batch * m * n > 0 => e.plan().map(|p| (e, p)),
+        _ => None,
+    };
+    match epilogue {
+        Some(e) if plan.is_none() => {
+            let product = record(gpu, batch_encoder, sizes, [&a, &b], variant, None)?;
+            epilogue::over_product(gpu, batch_encoder, e, &product)
+        }
+        _ => record(gpu, batch_encoder, sizes, [&a, &b], variant, plan),
+    }
+}
+
+/// A dispatch's product sizes.
+#[derive(Clone, Copy)]
+struct Sizes {
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+/// Records the kernel of `variant`, with the epilogue's store where `plan` is given.
+fn record(
+    gpu: &GpuContext,
+    batch_encoder: &mut CommandBatch,
+    Sizes { batch, m, n, k }: Sizes,
+    [a, b]: [&MatrixOperand; 2],
+    variant: Variant,
+    plan: Option<(&Epilogue, epilogue::Plan)>,
+) -> Result<GpuBuffer> {
+    let mut reads = vec![a.buffer, b.buffer];
+    if let Some((e, _)) = &plan {
+        reads.extend(e.buffers());
+    }
+    let out = create_output(gpu, batch * m * n, &reads)?;
+    if batch * m * n == 0 {
+        return Ok(out);
+    }
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
     let grid = variant.grid(batch, m, n, max);
     if grid.0 > max || grid.1 > max || grid.2 > max {
@@ -234,13 +284,22 @@ pub fn dispatch(
             "matmul: a batch of {batch} products of {m}x{k} by {k}x{n} needs more workgroups than the adapter's limit of {max} per dimension"
         )));
     }
-    let kernel =
-        gpu.pipelines
+    let kernel = match (&plan, variant) {
+        (Some((_, p)), Variant::Vec4 { rows, cols4 }) => {
+            let key = p.key(rows << 8 | cols4);
+            gpu.pipelines
+                .get_or_create(&gpu.device, key, "main", reads.len(), || {
+                    p.source(vec4_text(rows, cols4, true))
+                })
+        }
+        _ => gpu
+            .pipelines
             .get_or_create(&gpu.device, variant.pipeline_key(), "main", 2, || {
                 variant.source()
-            });
+            }),
+    };
     let unit = variant.unit();
-    let params = [
+    let mut params: Vec<u32> = [
         m,
         n / unit,
         k / unit,
@@ -254,9 +313,14 @@ pub fn dispatch(
         0,
         0,
     ]
-    .map(|v| v as u32);
+    .map(|v| v as u32)
+    .to_vec();
+    if let Some((e, p)) = &plan {
+        params.extend(p.params(e.data));
+    }
+    reads.push(&out);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);
-    batch_encoder.dispatch(&kernel, &params, &[a.buffer, b.buffer, &out], grid)?;
+    batch_encoder.dispatch(&kernel, &params, &reads, grid)?;
     Ok(out)
 }
 
@@ -269,6 +333,7 @@ pub fn eval(
     batch: &mut CommandBatch,
     inputs: &[Array],
     data: &[GpuInput],
+    epilogue: Option<&Epilogue>,
 ) -> Result<GpuBuffer> {
     let (a, b) = (inputs[0].shape(), inputs[1].shape());
     let r = a.len();
@@ -318,5 +383,5 @@ pub fn eval(
         }
     };
     let count = crate::graph::shape::numel(&a[..r - 2]);
-    dispatch(gpu, batch, count, m, n, k, operand(0), operand(1))
+    dispatch(gpu, batch, count, m, n, k, operand(0), operand(1), epilogue)
 }

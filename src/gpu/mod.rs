@@ -8,6 +8,7 @@
 pub mod binary;
 pub mod device;
 pub mod elementwise;
+pub mod epilogue;
 pub mod eval;
 pub mod fill;
 pub mod fused;

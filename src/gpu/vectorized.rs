@@ -187,23 +187,7 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
         if !matches!(access, Access::Word(_)) {
             binding += 1;
         }
-        text += &match access {
-            Access::Dense => format!(
-                "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
-                 fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v]; }}\n"
-            ),
-            Access::Scalar => format!(
-                "@group(0) @binding({binding}) var<storage, read> in{k}: array<{alias}>;\n\
-                 fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(in{k}[params.offset{k}]); }}\n"
-            ),
-            Access::Word(_) => format!(
-                "fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(bitcast<{alias}>(params.offset{k})); }}\n"
-            ),
-            Access::Row(_) => format!(
-                "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
-                 fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v % params.period{k}]; }}\n"
-            ),
-        };
+        text += &operand_text(k, alias, *access, binding);
     }
     let out = binding + 1;
     text += &format!("@group(0) @binding({out}) var<storage, read_write> out: array<vec4<Out>>;\n");
@@ -225,6 +209,28 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
     text
 }
 
+/// Operand `k`'s binding (unless it is a word) and `fn load{k}(v)`, which reads its `vec4` v
+/// as `access` says from `params.offset{k}` (and `params.period{k}` for a row).
+pub fn operand_text(k: usize, alias: &str, access: Access, binding: usize) -> String {
+    match access {
+        Access::Dense => format!(
+            "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
+             fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v]; }}\n"
+        ),
+        Access::Scalar => format!(
+            "@group(0) @binding({binding}) var<storage, read> in{k}: array<{alias}>;\n\
+             fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(in{k}[params.offset{k}]); }}\n"
+        ),
+        Access::Word(_) => format!(
+            "fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(bitcast<{alias}>(params.offset{k})); }}\n"
+        ),
+        Access::Row(_) => format!(
+            "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
+             fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v % params.period{k}]; }}\n"
+        ),
+    }
+}
+
 /// Access lists remembered before the table starts over. A fused kernel has up to 32 operands
 /// of three kinds, far more lists than a table should keep for a page that never stops.
 const ACCESS_LIST_BOUND: usize = 4096;
@@ -239,7 +245,7 @@ thread_local! {
 /// A number for the list of accesses, the same for equal lists while the table remembers
 /// them. Numbers are never given out twice, so a pipeline found by one reads its operands as
 /// that list says; a list forgotten and seen again gets a new number (and pipeline).
-fn access_number(accesses: &[Access]) -> u64 {
+pub fn access_number(accesses: &[Access]) -> u64 {
     let codes: Vec<u32> = accesses.iter().map(|a| a.code()).collect();
     ACCESS_LISTS.with(|lists| {
         let mut lists = lists.borrow_mut();

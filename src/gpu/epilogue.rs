@@ -1,0 +1,194 @@
+//! A matmul's epilogue (`Primitive::MatmulThen`) inside the `vec4` matmul kernel's store: each
+//! thread runs the fused program on its register tile, reading the program's other inputs (a
+//! bias row, a residual, a mask) with the elementwise kernels' `vec4` loads, and stores the
+//! program's value. No product buffer, and no second pass over it.
+//!
+//! Where the `vec4` kernel does not run, or an input would need a copy, or the parameters do
+//! not fit one parameter block, the product is made and the fused kernel runs over it (two
+//! dispatches, as before fusion took the matmul).
+
+use std::rc::Rc;
+
+use crate::array::Array;
+use crate::error::Result;
+use crate::gpu::GpuContext;
+use crate::gpu::device::encoder::CommandBatch;
+use crate::gpu::device::params::PARAM_SLOT;
+use crate::gpu::device::pipelines::KernelKey;
+use crate::gpu::elementwise::{CONVERT, MATH, more_math_for};
+use crate::gpu::fused::{self, Program, program};
+use crate::gpu::input::GpuInput;
+use crate::gpu::vectorized::{self, Access};
+use crate::graph::primitive::FusedExpr;
+use crate::graph::shape::Layout;
+use crate::memory::allocator::GpuBuffer;
+
+/// Words of the matmul kernel's own parameters, before the epilogue's.
+pub const MATMUL_WORDS: usize = 12;
+
+/// The program over a matmul's product (its input 0) and its other inputs.
+pub struct Epilogue<'a> {
+    pub expr: &'a FusedExpr,
+    pub node: &'a Array,
+    /// The program's inputs from its second on, with their data.
+    pub inputs: &'a [Array],
+    pub data: &'a [GpuInput<'a>],
+}
+
+/// How the store reads the program's inputs: what the kernel is specialized on.
+pub struct Plan {
+    program: Rc<Program>,
+    /// For inputs 1.. of the program.
+    accesses: Vec<Access>,
+}
+
+impl Epilogue<'_> {
+    /// The store's plan, if every input reads in place and the parameters fit one block.
+    pub fn plan(&self) -> Option<Plan> {
+        let shape = self.node.shape();
+        let accesses = self
+            .inputs
+            .iter()
+            .zip(self.data)
+            .map(|(x, d)| match d.word {
+                Some(word) => Some(Access::Word(word)),
+                None => {
+                    let strides = d.layout.broadcast(x.shape(), shape);
+                    vectorized::access(shape, &strides, d.layout.offset)
+                }
+            })
+            .collect::<Option<Vec<Access>>>()?;
+        let words = MATMUL_WORDS + accesses.len() + periods(&accesses).len();
+        (words <= PARAM_SLOT as usize / 4).then(|| Plan {
+            program: program(self.expr),
+            accesses,
+        })
+    }
+
+    /// The input buffers the store reads, after the matmul's two.
+    pub fn buffers(&self) -> Vec<&GpuBuffer> {
+        self.data.iter().filter_map(|d| d.buffer).collect()
+    }
+}
+
+impl Plan {
+    /// The pipeline of a `rows` x `cols4` tile with this store.
+    pub fn key(&self, tile: u32) -> KernelKey {
+        KernelKey {
+            program: self.program.id,
+            accesses: vectorized::access_number(&self.accesses),
+            ..KernelKey::new("matmul_epilogue", "", &[]).variant(tile)
+        }
+    }
+
+    /// The parameters after the matmul's: each input's offset in `vec4`s (or its word), then
+    /// each row input's period, padded to whole `vec4`s.
+    pub fn params(&self, data: &[GpuInput]) -> Vec<u32> {
+        let mut words: Vec<u32> = self
+            .accesses
+            .iter()
+            .zip(data)
+            .map(|(access, d)| match *access {
+                Access::Dense | Access::Row(_) => (d.layout.offset / 4) as u32,
+                Access::Scalar => d.layout.offset as u32,
+                Access::Word(word) => word,
+            })
+            .collect();
+        words.extend(periods(&self.accesses));
+        let used = MATMUL_WORDS + words.len();
+        words.resize(used.next_multiple_of(4) - MATMUL_WORDS, 0);
+        words
+    }
+
+    /// The kernel: the program's header and helpers, then `matmul` (the `vec4` matmul's
+    /// source, storing through `epilogue`) with the inputs' bindings from 3 and the output's
+    /// after them.
+    pub fn source(&self, matmul: String) -> String {
+        let header = &self.program.header;
+        let n = self.accesses.len();
+        // Input k of the program is load k: its fields and bindings follow the matmul's.
+        let mut fields = String::new();
+        for k in 1..=n {
+            fields += &format!("    offset{k}: u32,\n");
+        }
+        for k in (1..=n).filter(|&k| matches!(self.accesses[k - 1], Access::Row(_))) {
+            fields += &format!("    period{k}: u32,\n");
+        }
+        let used = MATMUL_WORDS + n + periods(&self.accesses).len();
+        for p in used..used.next_multiple_of(4) {
+            fields += &format!("    epilogue_pad{p}: u32,\n");
+        }
+        let mut bindings = String::new();
+        let mut binding = 2;
+        for (k, access) in (1..=n).zip(&self.accesses) {
+            if !matches!(access, Access::Word(_)) {
+                binding += 1;
+            }
+            bindings += &vectorized::operand_text(k, &self.program.inputs[k], *access, binding);
+        }
+        let out = format!(
+            "{bindings}@group(0) @binding({}) var<storage, read_write> out: array<vec4<Out>>;\n",
+            binding + 1
+        );
+        let lane = |l: &str| {
+            let args: Vec<String> = std::iter::once(format!("p.{l}"))
+                .chain((1..=n).map(|k| format!("a{k}.{l}")))
+                .collect();
+            format!("fused({})", args.join(", "))
+        };
+        let loads: String = (1..=n)
+            .map(|k| format!("    let a{k} = load{k}(v);\n"))
+            .collect();
+        let function = format!(
+            "fn epilogue(v: u32, p: vec4<f32>) -> vec4<Out> {{\n{loads}    return vec4<Out>({}, {}, {}, {});\n}}\n",
+            lane("x"),
+            lane("y"),
+            lane("z"),
+            lane("w")
+        );
+        let kernel = matmul
+            .replace("    pad1: u32,\n}", &format!("    pad1: u32,\n{fields}}}"))
+            .replace(
+                "@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;\n",
+                &out,
+            );
+        format!(
+            "{header}\n{CONVERT}\n{MATH}\n{}\n{kernel}\n{function}",
+            more_math_for(header)
+        )
+    }
+}
+
+/// The program over a made product (`product`, the program's input 0): the fused kernel,
+/// a second dispatch.
+pub fn over_product(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    e: &Epilogue,
+    product: &GpuBuffer,
+) -> Result<GpuBuffer> {
+    let layout = Layout::contiguous(e.node.shape());
+    let first = GpuInput {
+        buffer: Some(product),
+        word: None,
+        layout: &layout,
+    };
+    let rest = e.data.iter().map(|d| GpuInput { ..*d });
+    let data: Vec<GpuInput> = std::iter::once(first).chain(rest).collect();
+    // The product has the node's shape: the node stands in for it.
+    let inputs: Vec<Array> = std::iter::once(e.node.clone())
+        .chain(e.inputs.iter().cloned())
+        .collect();
+    fused::dispatch(gpu, batch, e.expr, e.node, &inputs, &data)
+}
+
+/// The periods of the row inputs, in input order.
+fn periods(accesses: &[Access]) -> Vec<u32> {
+    accesses
+        .iter()
+        .filter_map(|a| match a {
+            Access::Row(period) => Some(*period),
+            _ => None,
+        })
+        .collect()
+}
