@@ -201,12 +201,6 @@ fn a_bias_row_and_its_activation_fuse_into_one_node() {
     let runtime = gpu_runtime();
     let before = active();
     let mut rng = Rng::new(11);
-    let floats = |rng: &mut Rng, shape: &[usize]| {
-        let v: Vec<f32> = (0..shape.iter().product())
-            .map(|_| rng.uniform(-1.0, 1.0))
-            .collect();
-        Array::from_f32(&v, shape).unwrap()
-    };
     // (region shape, bias shape, whether the GPU fuses it)
     let cases: [(&[usize], &[usize], bool); 4] = [
         (&[2, 5, 8], &[8], true),
@@ -216,8 +210,8 @@ fn a_bias_row_and_its_activation_fuse_into_one_node() {
     ];
     for (shape, bias_shape, gpu_fuses) in cases {
         for device in [Device::Cpu, Device::Gpu] {
-            let x = floats(&mut rng, shape);
-            let b = floats(&mut rng, bias_shape);
+            let x = rng.floats(shape);
+            let b = rng.floats(bias_shape);
             let two = Array::from_f32(&[2.0], &[]).unwrap();
             let tail = |fused: bool| {
                 // The bias is made lazily, twice the stored one.
@@ -252,8 +246,8 @@ fn a_bias_row_and_its_activation_fuse_into_one_node() {
     }
     // A bias read through a view: every other element of a longer row.
     for device in [Device::Cpu, Device::Gpu] {
-        let x = floats(&mut rng, &[3, 8]);
-        let long = floats(&mut rng, &[16]);
+        let x = rng.floats(&[3, 8]);
+        let long = rng.floats(&[16]);
         let every_other = ops::slice(&long, &[0], &[16], Some(&[2]), device).unwrap();
         let unfused = {
             let s = ops::add(&x, &every_other, device).unwrap();
@@ -277,12 +271,6 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     let runtime = gpu_runtime();
     let before = active();
     let mut rng = Rng::new(23);
-    let floats = |rng: &mut Rng, shape: &[usize]| {
-        let v: Vec<f32> = (0..shape.iter().product())
-            .map(|_| rng.uniform(-1.0, 1.0))
-            .collect();
-        Array::from_f32(&v, shape).unwrap()
-    };
     // (x, w, bias): 2-D with a packed tile edge, batched with w broadcast, k = 0, one row.
     let cases: [(&[usize], &[usize], &[usize]); 4] = [
         (&[37, 20], &[20, 12], &[12]),
@@ -292,11 +280,7 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     ];
     for (xs, ws, bs) in cases {
         for device in [Device::Cpu, Device::Gpu] {
-            let (x, w, b) = (
-                floats(&mut rng, xs),
-                floats(&mut rng, ws),
-                floats(&mut rng, bs),
-            );
+            let (x, w, b) = (rng.floats(xs), rng.floats(ws), rng.floats(bs));
             let tail = |hold: bool| {
                 let p = ops::matmul(&x, &w, device).unwrap();
                 let s = ops::add(&p, &b, device).unwrap();
@@ -331,9 +315,9 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     // k = 5 the GPU runs its scalar kernel, then the program over the product.
     for device in [Device::Cpu, Device::Gpu] {
         let (x, w, b) = (
-            floats(&mut rng, &[1, 12, 5]),
-            floats(&mut rng, &[5, 8]),
-            floats(&mut rng, &[8]),
+            rng.floats(&[1, 12, 5]),
+            rng.floats(&[5, 8]),
+            rng.floats(&[8]),
         );
         let tail = || {
             let p = ops::matmul(&x, &w, device).unwrap();
@@ -360,11 +344,11 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     // With k = 8 the GPU's vec4 kernel runs the program in its store, reading a bool mask, a
     // residual and a number.
     for device in [Device::Cpu, Device::Gpu] {
-        let (x, w) = (floats(&mut rng, &[6, 8]), floats(&mut rng, &[8, 4]));
-        let residual = floats(&mut rng, &[6, 4]);
+        let (x, w) = (rng.floats(&[6, 8]), rng.floats(&[8, 4]));
+        let residual = rng.floats(&[6, 4]);
         let keep = ops::binary(
             BinaryOp::Greater,
-            &floats(&mut rng, &[6, 4]),
+            &rng.floats(&[6, 4]),
             &Array::from_f32(&[0.0], &[]).unwrap(),
             Device::Cpu,
         )
@@ -386,9 +370,9 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     }
     // A [1, 4] product broadcast over a [6, 4] region is the region's input, not its epilogue.
     let (x, w, y) = (
-        floats(&mut rng, &[1, 3]),
-        floats(&mut rng, &[3, 4]),
-        floats(&mut rng, &[6, 4]),
+        rng.floats(&[1, 3]),
+        rng.floats(&[3, 4]),
+        rng.floats(&[6, 4]),
     );
     let p = ops::matmul(&x, &w, Device::Cpu).unwrap();
     let s = ops::add(&y, &p, Device::Cpu).unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use common::{Rng, assert_matches, gpu_runtime, runner, words};
 use proptest::prelude::*;
-use tandem::{Array, DType, Device, ops};
+use tandem::{DType, Device, ops};
 
 /// Attention's heads sliced out of one fused projection: the GPU matmul reads matrices whose
 /// rows are apart (and, per head, evenly spaced) in place where the vec4 kernel can, and copies
@@ -24,8 +24,7 @@ fn matmuls_of_column_slices_and_heads_match_the_cpu() {
             let (t, hd) = (1 + rng.next_u32() as usize % 9, 4 * width4);
             let d = heads * hd;
             let cols = 3 * d + shift;
-            let v: Vec<f32> = (0..t * cols).map(|_| rng.uniform(-1.0, 1.0)).collect();
-            let qkv = Array::from_f32(&v, &[t, cols]).unwrap();
+            let qkv = rng.floats(&[t, cols]);
             let third = |i: usize, dev: Device| {
                 let start = (shift + i * d) as isize;
                 let s = ops::slice(

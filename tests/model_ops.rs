@@ -352,11 +352,7 @@ fn convolutions_match_the_cpu_with_random_strides_padding_dilation_and_groups() 
             let mut ws = vec![o];
             ws.extend(std::iter::repeat_n(k, spatial));
             ws.push(c / groups);
-            let mut floats = |shape: &[usize]| {
-                let v: Vec<f32> = (0..shape.iter().product()).map(|_| rng.uniform(-1.0, 1.0)).collect();
-                Array::from_f32(&v, shape).unwrap()
-            };
-            let (x, w) = (floats(&xs), floats(&ws));
+            let (x, w) = (rng.floats(&xs), rng.floats(&ws));
             let params = ops::conv::ConvParams {
                 stride: vec![stride; spatial],
                 padding: vec![padding; spatial],

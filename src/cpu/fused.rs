@@ -11,7 +11,7 @@ use crate::cpu::{binary, select, unary};
 use crate::dtype::promote;
 use crate::error::Result;
 use crate::graph::primitive::{FusedExpr, Step};
-use crate::graph::shape::{contiguous_strides, numel};
+use crate::graph::shape::{contiguous_strides, numel, repeated_row};
 
 /// Output elements per chunk: a few values of this length stay in L1.
 const CHUNK: usize = 2048;
@@ -57,21 +57,20 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
 
 /// `expr` over elements `start..start + block.len()` of `shape`, in place: `block` holds
 /// input 0's values there (a matmul's finished rows) and gets the program's. Input 0 of
-/// `inputs` is not read.
+/// `inputs` is not read; `last_uses` is `expr.last_uses()`, made once for every block.
 pub fn fused_in_place(
-    expr: &FusedExpr,
+    (expr, last_uses): (&FusedExpr, &[usize]),
     shape: &[usize],
     inputs: &[Operand],
     start: usize,
     block: &mut [u32],
 ) -> Result<()> {
-    let last_uses = expr.last_uses();
     for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
         let at = start + c * CHUNK;
         let words = {
             let value = run_chunk(
                 expr,
-                &last_uses,
+                last_uses,
                 shape,
                 inputs,
                 Some(&*chunk),
@@ -169,7 +168,7 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
     let words = if row_major {
         let from = input.offset + start;
         Cow::Borrowed(&input.words[from..from + len])
-    } else if let Some(period) = row_period(input.strides, shape) {
+    } else if let Some(period) = repeated_row(shape, input.strides) {
         Cow::Owned(repeat_row(input, period, start, len))
     } else {
         Cow::Owned(gather(input, shape, start, len))
@@ -178,24 +177,6 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
         words,
         splat: false,
     }
-}
-
-/// The length of the row that `strides` repeat along `shape` (a bias: trailing axes dense,
-/// leading ones broadcast), if they do.
-fn row_period(strides: &[isize], shape: &[usize]) -> Option<usize> {
-    let split = (0..shape.len())
-        .rev()
-        .find(|&d| shape[d] > 1 && strides[d] == 0)?
-        + 1;
-    let inner = &shape[split..];
-    let dense = contiguous_strides(inner);
-    let fits = inner
-        .iter()
-        .zip(strides[split..].iter().zip(&dense))
-        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
-    let broadcast = (0..split).all(|d| shape[d] <= 1 || strides[d] == 0);
-    let period = numel(inner);
-    (fits && broadcast && period > 0).then_some(period)
 }
 
 /// Elements `start..start + len` of a row of `period` repeated.

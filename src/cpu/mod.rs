@@ -279,11 +279,13 @@ fn eval_matmul_then(
         .chain((2..inputs.len()).map(|k| operand(node, inputs, host, k)))
         .collect();
     let operands: Vec<Operand> = leaves.iter().map(Broadcast::as_operand).collect();
+    let last_uses = expr.last_uses();
     let mut failed = None;
     let out = product(&inputs[..2], &host[..2], &mut |at, rows| {
         if failed.is_none() {
             let rows = bytemuck::cast_slice_mut(rows);
-            failed = fused::fused_in_place(expr, shape, &operands, at, rows).err();
+            let program = (expr, &last_uses[..]);
+            failed = fused::fused_in_place(program, shape, &operands, at, rows).err();
         }
     });
     match failed {

@@ -40,6 +40,8 @@ pub struct Plan {
     program: Rc<Program>,
     /// For inputs 1.. of the program.
     accesses: Vec<Access>,
+    /// Their parameter words (`vectorized::operand_words`), after the matmul's.
+    words: Vec<u32>,
 }
 
 impl Epilogue<'_> {
@@ -50,18 +52,14 @@ impl Epilogue<'_> {
             .inputs
             .iter()
             .zip(self.data)
-            .map(|(x, d)| match d.word {
-                Some(word) => Some(Access::Word(word)),
-                None => {
-                    let strides = d.layout.broadcast(x.shape(), shape);
-                    vectorized::access(shape, &strides, d.layout.offset)
-                }
-            })
+            .map(|(x, d)| fused::access_of(shape, x, d))
             .collect::<Option<Vec<Access>>>()?;
-        let words = MATMUL_WORDS + accesses.len() + periods(&accesses).len();
-        (words <= PARAM_SLOT as usize / 4).then(|| Plan {
+        let offsets: Vec<usize> = self.data.iter().map(|d| d.layout.offset).collect();
+        let words = vectorized::operand_words(&accesses, &offsets);
+        (MATMUL_WORDS + words.len() <= PARAM_SLOT as usize / 4).then(|| Plan {
             program: program(self.expr),
             accesses,
+            words,
         })
     }
 
@@ -81,22 +79,13 @@ impl Plan {
         }
     }
 
-    /// The parameters after the matmul's: each input's offset in `vec4`s (or its word), then
-    /// each row input's period, padded to whole `vec4`s.
-    pub fn params(&self, data: &[GpuInput]) -> Vec<u32> {
-        let mut words: Vec<u32> = self
-            .accesses
-            .iter()
-            .zip(data)
-            .map(|(access, d)| match *access {
-                Access::Dense | Access::Row(_) => (d.layout.offset / 4) as u32,
-                Access::Scalar => d.layout.offset as u32,
-                Access::Word(word) => word,
-            })
-            .collect();
-        words.extend(periods(&self.accesses));
-        let used = MATMUL_WORDS + words.len();
-        words.resize(used.next_multiple_of(4) - MATMUL_WORDS, 0);
+    /// The parameters after the matmul's, padded to whole `vec4`s.
+    pub fn params(&self) -> Vec<u32> {
+        let mut words = self.words.clone();
+        words.resize(
+            (MATMUL_WORDS + words.len()).next_multiple_of(4) - MATMUL_WORDS,
+            0,
+        );
         words
     }
 
@@ -107,17 +96,7 @@ impl Plan {
         let header = &self.program.header;
         let n = self.accesses.len();
         // Input k of the program is load k: its fields and bindings follow the matmul's.
-        let mut fields = String::new();
-        for k in 1..=n {
-            fields += &format!("    offset{k}: u32,\n");
-        }
-        for k in (1..=n).filter(|&k| matches!(self.accesses[k - 1], Access::Row(_))) {
-            fields += &format!("    period{k}: u32,\n");
-        }
-        let used = MATMUL_WORDS + n + periods(&self.accesses).len();
-        for p in used..used.next_multiple_of(4) {
-            fields += &format!("    epilogue_pad{p}: u32,\n");
-        }
+        let fields = vectorized::operand_fields(&self.accesses, 1, MATMUL_WORDS);
         let mut bindings = String::new();
         let mut binding = 2;
         for (k, access) in (1..=n).zip(&self.accesses) {
@@ -180,15 +159,4 @@ pub fn over_product(
         .chain(e.inputs.iter().cloned())
         .collect();
     fused::dispatch(gpu, batch, e.expr, e.node, &inputs, &data)
-}
-
-/// The periods of the row inputs, in input order.
-fn periods(accesses: &[Access]) -> Vec<u32> {
-    accesses
-        .iter()
-        .filter_map(|a| match a {
-            Access::Row(period) => Some(*period),
-            _ => None,
-        })
-        .collect()
 }

@@ -91,14 +91,7 @@ pub fn dispatch(
     let mut copies: Vec<Option<GpuBuffer>> = Vec::with_capacity(inputs.len());
     let mut accesses = Vec::with_capacity(inputs.len());
     for (x, d) in inputs.iter().zip(data) {
-        let access = match d.word {
-            Some(word) => Some(Access::Word(word)),
-            None => {
-                let strides = d.layout.broadcast(x.shape(), shape);
-                vectorized::access(shape, &strides, d.layout.offset)
-            }
-        };
-        match access {
+        match access_of(shape, x, d) {
             Some(access) => {
                 copies.push(None);
                 accesses.push(access);
@@ -140,6 +133,18 @@ pub fn dispatch(
     };
     let header = || program.header.to_string();
     vectorized::dispatch(gpu, batch, key, header, &op, shape, &operands)
+}
+
+/// How the `vec4` kernels read input `x` (with `data`) over `shape`: as its word, or in
+/// place through its layout; `None` where it must be copied first.
+pub(crate) fn access_of(shape: &[usize], x: &Array, data: &GpuInput) -> Option<Access> {
+    match data.word {
+        Some(word) => Some(Access::Word(word)),
+        None => {
+            let strides = data.layout.broadcast(x.shape(), shape);
+            vectorized::access(shape, &strides, data.layout.offset)
+        }
+    }
 }
 
 /// The program of `expr`, generated on first use.

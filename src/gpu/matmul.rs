@@ -315,8 +315,8 @@ fn record(
     ]
     .map(|v| v as u32)
     .to_vec();
-    if let Some((e, p)) = &plan {
-        params.extend(p.params(e.data));
+    if let Some((_, p)) = &plan {
+        params.extend(p.params());
     }
     reads.push(&out);
     let grid = (grid.0 as u32, grid.1 as u32, grid.2 as u32);

@@ -10,7 +10,7 @@ use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::gpu::elementwise::{CONVERT, MATH, more_math_for};
-use crate::graph::shape::{contiguous_strides, numel};
+use crate::graph::shape::{contiguous_strides, numel, repeated_row};
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/elementwise_vec4.wgsl");
@@ -85,26 +85,11 @@ pub fn access(shape: &[usize], strides: &[isize], offset: usize) -> Option<Acces
     row(shape, strides, offset)
 }
 
-/// A row repeated along the output: every axis before some split broadcast (stride 0 or
-/// extent 1), every axis from it dense over the row, and the row whole `vec4`s.
+/// A row repeated along the output ([`repeated_row`]) of whole `vec4`s from a whole `vec4`.
 fn row(shape: &[usize], strides: &[isize], offset: usize) -> Option<Access> {
-    let split = (0..shape.len())
-        .rev()
-        .find(|&d| shape[d] > 1 && strides[d] == 0)
-        .map_or(0, |d| d + 1);
-    let inner = &shape[split..];
-    let dense = contiguous_strides(inner);
-    let fits = inner
-        .iter()
-        .zip(strides[split..].iter().zip(&dense))
-        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
-    let broadcast = shape[..split]
-        .iter()
-        .zip(&strides[..split])
-        .all(|(&extent, &s)| extent <= 1 || s == 0);
-    let len = numel(inner);
-    let aligned = len.is_multiple_of(4) && offset.is_multiple_of(4) && len > 0;
-    (fits && broadcast && aligned && split > 0).then_some(Access::Row((len / 4) as u32))
+    repeated_row(shape, strides)
+        .filter(|&len| len.is_multiple_of(4) && offset.is_multiple_of(4))
+        .map(|len| Access::Row((len / 4) as u32))
 }
 
 /// What the op's header defines: the input aliases, in operand order, and the function that
@@ -139,29 +124,17 @@ pub fn dispatch(
         accesses: access_number(&accesses),
         ..key.variant(workgroup)
     };
-    let mut buffers: Vec<&GpuBuffer> = Vec::with_capacity(operands.len() + 1);
-    // The output's length in vec4s, each operand's offset (or word), then each row operand's
-    // period: at most 1 + 32 + 6 words, inside the 64 of a parameter slot.
-    let rows: Vec<u32> = accesses
+    // The output's length in vec4s, then each operand's offset (or word) and each row
+    // operand's period: at most 1 + 32 + 6 words, inside the 64 of a parameter slot.
+    let offsets: Vec<usize> = operands.iter().map(|o| o.1).collect();
+    let mut params = vec![len.div_ceil(4) as u32];
+    params.extend(operand_words(&accesses, &offsets));
+    params.resize(params.len().next_multiple_of(4), 0);
+    let mut buffers: Vec<&GpuBuffer> = operands
         .iter()
-        .filter_map(|a| match a {
-            Access::Row(period) => Some(*period),
-            _ => None,
-        })
+        .filter(|o| !matches!(o.2, Access::Word(_)))
+        .map(|o| o.0.expect("an operand read from memory has a buffer"))
         .collect();
-    let mut params = vec![0u32; (operands.len() + 1 + rows.len()).next_multiple_of(4)];
-    params[0] = len.div_ceil(4) as u32;
-    params[operands.len() + 1..operands.len() + 1 + rows.len()].copy_from_slice(&rows);
-    for (k, (buffer, offset, access)) in operands.iter().enumerate() {
-        params[k + 1] = match *access {
-            Access::Dense | Access::Row(_) => (offset / 4) as u32,
-            Access::Scalar => *offset as u32,
-            Access::Word(word) => word,
-        };
-        if !matches!(access, Access::Word(_)) {
-            buffers.push(buffer.expect("an operand read from memory has a buffer"));
-        }
-    }
     buffers.push(&out);
     let kernel = gpu
         .pipelines
@@ -261,24 +234,54 @@ pub fn access_number(accesses: &[Access]) -> u64 {
     })
 }
 
-/// `Vec4Params`: the output's length in `vec4`s, each operand's offset (or word), then each
-/// row operand's length in `vec4`s, padded to whole `vec4`s as uniform blocks are.
+/// `Vec4Params`: the output's length in `vec4`s, then [`operand_fields`].
 fn params_struct(accesses: &[Access]) -> String {
-    let rows: Vec<usize> = (0..accesses.len())
-        .filter(|&k| matches!(accesses[k], Access::Row(_)))
+    format!(
+        "struct Vec4Params {{\n    len4: u32,\n{}}}\n@group(0) @binding(0) var<uniform> params: Vec4Params;\n",
+        operand_fields(accesses, 0, 1)
+    )
+}
+
+/// The parameter words of operands read as `accesses` from `offsets` (in elements): each
+/// one's offset (in `vec4`s for a dense or row operand, in elements for a scalar) or its word,
+/// then each row operand's period. A kernel puts them after its own words.
+pub fn operand_words(accesses: &[Access], offsets: &[usize]) -> Vec<u32> {
+    let mut words: Vec<u32> = accesses
+        .iter()
+        .zip(offsets)
+        .map(|(access, &offset)| match *access {
+            Access::Dense | Access::Row(_) => (offset / 4) as u32,
+            Access::Scalar => offset as u32,
+            Access::Word(word) => word,
+        })
         .collect();
-    let used = accesses.len() + 1 + rows.len();
-    let mut text = String::from("struct Vec4Params {\n    len4: u32,\n");
+    words.extend(accesses.iter().filter_map(|a| match a {
+        Access::Row(period) => Some(*period),
+        _ => None,
+    }));
+    words
+}
+
+/// The uniform fields [`operand_words`] fills, for operands numbered from `first`
+/// (`offset{k}`, then `period{k}` for each row), after `before` words of the kernel's own, and
+/// padding to whole `vec4`s as uniform blocks are.
+pub fn operand_fields(accesses: &[Access], first: usize, before: usize) -> String {
+    let mut text = String::new();
     for k in 0..accesses.len() {
-        text += &format!("    offset{k}: u32,\n");
+        text += &format!("    offset{}: u32,\n", first + k);
     }
-    for k in &rows {
-        text += &format!("    period{k}: u32,\n");
+    for k in (0..accesses.len()).filter(|&k| matches!(accesses[k], Access::Row(_))) {
+        text += &format!("    period{}: u32,\n", first + k);
     }
+    let rows = accesses
+        .iter()
+        .filter(|a| matches!(a, Access::Row(_)))
+        .count();
+    let used = before + accesses.len() + rows;
     for k in used..used.next_multiple_of(4) {
         text += &format!("    pad{k}: u32,\n");
     }
-    text + "}\n@group(0) @binding(0) var<uniform> params: Vec4Params;\n"
+    text
 }
 
 #[cfg(test)]

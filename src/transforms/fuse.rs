@@ -90,8 +90,8 @@ pub fn fuse(outputs: &[Array], when: When) -> usize {
         if region_of[root].is_some() || !graph.fusable[root] {
             continue;
         }
-        let members = graph.grow(root, &mut region_of);
-        let product = graph.product_of(&members, root);
+        let (members, edges_in) = graph.grow(root, &mut region_of);
+        let product = graph.product_of(&edges_in, root);
         if members.len() < 2 && product.is_none() {
             continue;
         }
@@ -186,7 +186,7 @@ impl Graph {
                     None => mine.push(Input::Ready(input.id(), input.is_host_scalar())),
                 }
             }
-            fusable.push(is_fusable(node, &node_inputs, node.device()));
+            fusable.push(is_fusable(node, &node_inputs));
             inputs.push(mine);
         }
         // Every clone taken above is dropped: a node's handles are now its edges, `nodes`,
@@ -205,8 +205,13 @@ impl Graph {
         }
     }
 
-    /// The region rooted at `root`: the nodes that can fold into it, in dependency order.
-    fn grow(&self, root: usize, region_of: &mut [Option<usize>]) -> Vec<usize> {
+    /// The region rooted at `root`: the nodes that can fold into it, in dependency order, and
+    /// the edges from them into each lazy node.
+    fn grow(
+        &self,
+        root: usize,
+        region_of: &mut [Option<usize>],
+    ) -> (Vec<usize>, HashMap<usize, usize>) {
         let stream = self.nodes[root].stream();
         let limits = limits(stream.device);
         let mut region = Region::default();
@@ -229,7 +234,7 @@ impl Graph {
         }
         let mut members: Vec<usize> = region.members.into_iter().collect();
         members.sort_unstable();
-        members
+        (members, region.edges_in)
     }
 
     /// A matmul the region can take as its epilogue's input: a lazy float32 `Matmul` on the
@@ -238,15 +243,7 @@ impl Graph {
     /// read as `[N, H, W, O]`). Its finished rows then go through the program before they
     /// leave the cache (CPU), and the product never outlives the node. Returns the leaf (the
     /// matmul or its reshape) and the matmul.
-    fn product_of(&self, members: &[usize], root: usize) -> Option<(usize, usize)> {
-        let mut edges: HashMap<usize, usize> = HashMap::default();
-        for &m in members {
-            for input in &self.inputs[m] {
-                if let Input::Lazy(j) = *input {
-                    *edges.entry(j).or_insert(0) += 1;
-                }
-            }
-        }
+    fn product_of(&self, edges: &HashMap<usize, usize>, root: usize) -> Option<(usize, usize)> {
         let region = &self.nodes[root];
         let only_read_here = |j: usize, reads: usize| {
             self.free[j]
@@ -259,7 +256,8 @@ impl Graph {
                 && self.nodes[j].dtype() == crate::dtype::DType::Float32
         };
         let mut candidates: Vec<(usize, usize)> = edges
-            .into_iter()
+            .iter()
+            .map(|(&j, &reads)| (j, reads))
             .filter(|&(j, reads)| only_read_here(j, reads))
             .filter_map(|(j, _)| {
                 if is_matmul(j) {
@@ -376,7 +374,7 @@ enum Key {
 }
 
 /// Whether `node` can be a step of a fused program.
-fn is_fusable(node: &Array, inputs: &[Array], device: Device) -> bool {
+fn is_fusable(node: &Array, inputs: &[Array]) -> bool {
     let elementwise = matches!(
         node.primitive(),
         Some(Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where)
@@ -384,7 +382,8 @@ fn is_fusable(node: &Array, inputs: &[Array], device: Device) -> bool {
     elementwise
         && node.size() > 0
         && inputs.iter().all(|x| {
-            x.shape() == node.shape() || x.size() == 1 || is_row(x.shape(), node.shape(), device)
+            let row = || is_row(x.shape(), node.shape(), node.device());
+            x.shape() == node.shape() || x.size() == 1 || row()
         })
 }
 

@@ -43,6 +43,14 @@ impl Rng {
     pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * (self.next_u32() as f32 / 4294967296.0)
     }
+
+    /// A float32 array of `shape`, uniform in [-1, 1).
+    pub fn floats(&mut self, shape: &[usize]) -> Array {
+        let v: Vec<f32> = (0..shape.iter().product())
+            .map(|_| self.uniform(-1.0, 1.0))
+            .collect();
+        Array::from_f32(&v, shape).unwrap()
+    }
 }
 
 /// `n` random words of `dtype`: floats over several magnitudes with some special values,

@@ -63,6 +63,25 @@ pub fn matrix_batch_stride(shape: &[usize], layout: &Layout) -> Option<usize> {
     is_dense.then_some(rows * cols)
 }
 
+/// The length of the row that `strides` repeat along `shape`, if they do (a bias over a
+/// matmul's rows): every axis from some split on is dense over the row, every axis before it
+/// is broadcast (stride 0 or extent 1), and at least one of those repeats (extent above 1).
+pub fn repeated_row(shape: &[usize], strides: &[isize]) -> Option<usize> {
+    let split = (0..shape.len())
+        .rev()
+        .find(|&d| shape[d] > 1 && strides[d] == 0)?
+        + 1;
+    let inner = &shape[split..];
+    let dense = contiguous_strides(inner);
+    let fits = inner
+        .iter()
+        .zip(strides[split..].iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
+    let broadcast = (0..split).all(|d| shape[d] <= 1 || strides[d] == 0);
+    let len: usize = inner.iter().product();
+    (fits && broadcast && len > 0).then_some(len)
+}
+
 /// How a kernel that takes a row stride can walk the matrices of an array of shape
 /// `[batch…, rows, cols]` in place: `(batch stride, row stride)`, if each row is contiguous
 /// and the matrices are broadcast (batch stride 0) or evenly spaced. A column slice of a wider

@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 mod layout;
 
 pub use layout::{
-    Layout, gather_strides, matrix_batch_stride, matrix_rows_walk, reshape_view, slice_view,
-    transpose_view,
+    Layout, gather_strides, matrix_batch_stride, matrix_rows_walk, repeated_row, reshape_view,
+    slice_view, transpose_view,
 };
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
