@@ -111,8 +111,29 @@ export function initRuntime(opts?: RuntimeOptions): Promise<RuntimeInfo>;
 // Dtypes, devices and streams
 // ---------------------------------------------------------------------------------------------
 
-/** An array's element type. `bool` arrays read back as `Uint8Array`. */
-export type DType = "float32" | "int32" | "uint32" | "bool";
+/**
+ * An array's element type. `float16` and `bfloat16` hold 2 bytes an element and `int8` and
+ * `uint8` one, on both devices and in every memory figure; kernels compute them in `float32`
+ * (or `int32`/`uint32`) and round once on store. `bool` arrays read back as `Uint8Array`.
+ */
+export type DType = "float32" | "float16" | "bfloat16" | "int32" | "uint32" | "int8" | "uint8" | "bool";
+
+/** The floating-point dtypes. */
+export type FloatDType = "float32" | "float16" | "bfloat16";
+
+/**
+ * The engine's `Float16Array` (Chromium 135+, Firefox 129+) where TypeScript's lib declares one
+ * (`esnext`), else `Float32Array`.
+ */
+export type Float16ArrayOrFloat32 = typeof globalThis extends { Float16Array: { prototype: infer P } }
+  ? P | Float32Array
+  : Float32Array;
+
+/** The dtype of a float-valued op on `D`: a float dtype keeps itself, others give `float32`. */
+export type FloatOf<D extends DType> = D extends "float16" | "bfloat16" ? D : "float32";
+
+/** The dtype of `sum` and `prod` (MLX's): bools and `int8` count in `int32`, `uint8` in `uint32`. */
+export type SumOf<D extends DType> = D extends "bool" | "int8" ? "int32" : D extends "uint8" ? "uint32" : D;
 
 /** A device: `"cpu"` (Rust kernels in wasm) or `"gpu"` (WGSL on WebGPU). */
 export type DeviceName = "cpu" | "gpu";
@@ -123,8 +144,14 @@ export type StreamLike = Stream | DeviceName;
 /** The typed array {@link NDArray.toArray} resolves to, by dtype. */
 export interface TypedArrayOf {
   float32: Float32Array;
+  /** A `Float16Array` where the engine has one, else a `Float32Array` of the same values. */
+  float16: Float16ArrayOrFloat32;
+  /** A `Float32Array` of the same values (JavaScript has no bfloat16 array). */
+  bfloat16: Float32Array;
   int32: Int32Array;
   uint32: Uint32Array;
+  int8: Int8Array;
+  uint8: Uint8Array;
   bool: Uint8Array;
 }
 
@@ -134,25 +161,31 @@ export type ElementOf<D extends DType> = D extends "bool" ? boolean : number;
 /** Nested JS arrays of `T` ({@link NDArray.tolist}); a bare `T` for a 0-d array. */
 export type NestedList<T> = T | NestedList<T>[];
 
+/** MLX's promotion table over tandem's dtypes (where MLX gives int16 or int64, `int32`). */
+export interface PromotionTable {
+  bool: { bool: "bool"; uint8: "uint8"; uint32: "uint32"; int8: "int8"; int32: "int32"; float16: "float16"; bfloat16: "bfloat16"; float32: "float32" };
+  uint8: { bool: "uint8"; uint8: "uint8"; uint32: "uint32"; int8: "int32"; int32: "int32"; float16: "float16"; bfloat16: "bfloat16"; float32: "float32" };
+  uint32: { bool: "uint32"; uint8: "uint32"; uint32: "uint32"; int8: "int32"; int32: "int32"; float16: "float16"; bfloat16: "bfloat16"; float32: "float32" };
+  int8: { bool: "int8"; uint8: "int32"; uint32: "int32"; int8: "int8"; int32: "int32"; float16: "float16"; bfloat16: "bfloat16"; float32: "float32" };
+  int32: { bool: "int32"; uint8: "int32"; uint32: "int32"; int8: "int32"; int32: "int32"; float16: "float16"; bfloat16: "bfloat16"; float32: "float32" };
+  float16: { bool: "float16"; uint8: "float16"; uint32: "float16"; int8: "float16"; int32: "float16"; float16: "float16"; bfloat16: "float32"; float32: "float32" };
+  bfloat16: { bool: "bfloat16"; uint8: "bfloat16"; uint32: "bfloat16"; int8: "bfloat16"; int32: "bfloat16"; float16: "float32"; bfloat16: "bfloat16"; float32: "float32" };
+  float32: { bool: "float32"; uint8: "float32"; uint32: "float32"; int8: "float32"; int32: "float32"; float16: "float32"; bfloat16: "float32"; float32: "float32" };
+}
+
 /**
- * The dtype of an op on arrays of dtypes `A` and `B` (MLX's promotion: bool < uint32 < int32 <
- * float32; `int32` with `uint32` gives `int32`). Unknown (`DType`) when either is.
+ * The dtype of an op on arrays of dtypes `A` and `B` (MLX's promotion, {@link PromotionTable}).
+ * Unknown (`DType`) when either is.
  */
 export type Promote<A extends DType, B extends DType> = DType extends A
   ? DType
   : DType extends B
     ? DType
-    : "float32" extends A | B
-      ? "float32"
-      : "int32" extends A | B
-        ? "int32"
-        : "uint32" extends A | B
-          ? "uint32"
-          : "bool";
+    : PromotionTable[A][B];
 
 /** The dtype of an array op a number: a JS number is typed by the array, as MLX types Python
  * scalars, except that a fraction makes an integer array's result `float32`. */
-export type WithNumber<D extends DType> = D extends "float32" ? "float32" : DType;
+export type WithNumber<D extends DType> = D extends FloatDType ? D : DType;
 
 /** The dtype of `a op b`, for an arithmetic op. */
 export type ArithmeticOf<A extends Operand, B extends Operand> = A extends NDArray<infer DA>
@@ -269,8 +302,8 @@ export interface UniformOptions extends StreamOptions {
   /** Bounds of [low, high); [0, 1) by default. */
   low?: number;
   high?: number;
-  /** Only `"float32"`. */
-  dtype?: "float32";
+  /** A float dtype; `"float32"` when absent. The draws are float32's, rounded once. */
+  dtype?: FloatDType;
   /** A seed for this call alone; without it, the generator of {@link randomSeed} advances. */
   key?: number;
 }
@@ -280,7 +313,8 @@ export interface NormalOptions extends StreamOptions {
   /** Mean and standard deviation; 0 and 1 by default. */
   loc?: number;
   scale?: number;
-  dtype?: "float32";
+  /** A float dtype; `"float32"` when absent. */
+  dtype?: FloatDType;
   key?: number;
 }
 
@@ -296,13 +330,19 @@ export type DTypeOfData<T> = T extends NestedList<never>
   ? "float32"
   : T extends Float32Array | Float64Array
   ? "float32"
-  : T extends Int32Array | Int16Array | Int8Array
+  : T extends Int32Array | Int16Array
     ? "int32"
-    : T extends Uint32Array | Uint16Array | Uint8Array | Uint8ClampedArray
-      ? "uint32"
-      : T extends NestedList<boolean>
-        ? "bool"
-        : "float32";
+    : T extends Int8Array
+      ? "int8"
+      : T extends Uint32Array | Uint16Array
+        ? "uint32"
+        : T extends Uint8Array | Uint8ClampedArray
+          ? "uint8"
+          : T extends NestedList<boolean>
+            ? "bool"
+            : T extends Float16ArrayOrFloat32
+              ? "float16"
+              : "float32";
 
 /** Data for {@link array}: a number, a boolean, nested arrays of them, or a typed array. */
 export type ArrayData =
@@ -316,7 +356,8 @@ export type ArrayData =
   | Uint32Array
   | Uint16Array
   | Uint8Array
-  | Uint8ClampedArray;
+  | Uint8ClampedArray
+  | Float16ArrayOrFloat32;
 
 // ---------------------------------------------------------------------------------------------
 // NDArray
@@ -362,45 +403,45 @@ export class NDArray<D extends DType = DType> {
   neg(opts?: StreamOptions): NDArray<D>;
   sign(opts?: StreamOptions): NDArray<D>;
   square(opts?: StreamOptions): NDArray<D>;
-  sqrt(opts?: StreamOptions): NDArray<"float32">;
-  rsqrt(opts?: StreamOptions): NDArray<"float32">;
-  exp(opts?: StreamOptions): NDArray<"float32">;
-  expm1(opts?: StreamOptions): NDArray<"float32">;
-  log(opts?: StreamOptions): NDArray<"float32">;
-  log1p(opts?: StreamOptions): NDArray<"float32">;
-  sin(opts?: StreamOptions): NDArray<"float32">;
-  cos(opts?: StreamOptions): NDArray<"float32">;
-  tan(opts?: StreamOptions): NDArray<"float32">;
-  tanh(opts?: StreamOptions): NDArray<"float32">;
-  sigmoid(opts?: StreamOptions): NDArray<"float32">;
+  sqrt(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  rsqrt(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  exp(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  expm1(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  log(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  log1p(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  sin(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  cos(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  tan(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  tanh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  sigmoid(opts?: StreamOptions): NDArray<FloatOf<D>>;
   relu(opts?: StreamOptions): NDArray<D extends "bool" ? "int32" : D>;
-  gelu(opts?: StreamOptions): NDArray<"float32">;
-  erf(opts?: StreamOptions): NDArray<"float32">;
+  gelu(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  erf(opts?: StreamOptions): NDArray<FloatOf<D>>;
   floor(opts?: StreamOptions): NDArray<D>;
   ceil(opts?: StreamOptions): NDArray<D>;
   round(opts?: StreamOptions): NDArray<D>;
-  reciprocal(opts?: StreamOptions): NDArray<"float32">;
+  reciprocal(opts?: StreamOptions): NDArray<FloatOf<D>>;
   logicalNot(opts?: StreamOptions): NDArray<"bool">;
   isnan(opts?: StreamOptions): NDArray<"bool">;
   isinf(opts?: StreamOptions): NDArray<"bool">;
   isfinite(opts?: StreamOptions): NDArray<"bool">;
-  log2(opts?: StreamOptions): NDArray<"float32">;
-  log10(opts?: StreamOptions): NDArray<"float32">;
-  sinh(opts?: StreamOptions): NDArray<"float32">;
-  cosh(opts?: StreamOptions): NDArray<"float32">;
-  arcsin(opts?: StreamOptions): NDArray<"float32">;
-  arccos(opts?: StreamOptions): NDArray<"float32">;
-  arctan(opts?: StreamOptions): NDArray<"float32">;
-  arcsinh(opts?: StreamOptions): NDArray<"float32">;
-  arccosh(opts?: StreamOptions): NDArray<"float32">;
-  arctanh(opts?: StreamOptions): NDArray<"float32">;
-  erfinv(opts?: StreamOptions): NDArray<"float32">;
+  log2(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  log10(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  sinh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  cosh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arcsin(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arccos(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arctan(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arcsinh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arccosh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  arctanh(opts?: StreamOptions): NDArray<FloatOf<D>>;
+  erfinv(opts?: StreamOptions): NDArray<FloatOf<D>>;
   nanToNum(opts?: NanToNumOptions): NDArray<D>;
 
   add<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   subtract<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   multiply<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
-  divide(other: Operand, opts?: StreamOptions): NDArray<"float32">;
+  divide<B extends Operand>(other: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<NDArray<D>, B>>>;
   power<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   maximum<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   minimum<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
@@ -412,32 +453,32 @@ export class NDArray<D extends DType = DType> {
   greaterEqual(other: Operand, opts?: StreamOptions): NDArray<"bool">;
   logicalAnd(other: Operand, opts?: StreamOptions): NDArray<"bool">;
   logicalOr(other: Operand, opts?: StreamOptions): NDArray<"bool">;
-  logaddexp(other: Operand, opts?: StreamOptions): NDArray<"float32">;
+  logaddexp<B extends Operand>(other: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<NDArray<D>, B>>>;
   floorDivide<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
   remainder<B extends Operand>(other: B, opts?: StreamOptions): NDArray<ArithmeticOf<NDArray<D>, B>>;
-  arctan2(other: Operand, opts?: StreamOptions): NDArray<"float32">;
+  arctan2<B extends Operand>(other: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<NDArray<D>, B>>>;
 
   clip(lo: Bound, hi: Bound, opts?: StreamOptions): NDArray<D>;
   astype<T extends DType>(dtype: T, opts?: StreamOptions): NDArray<T>;
 
-  sum(opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
-  prod(opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+  sum(opts?: ReduceOptions): NDArray<SumOf<D>>;
+  prod(opts?: ReduceOptions): NDArray<SumOf<D>>;
   max(opts?: ReduceOptions): NDArray<D>;
   min(opts?: ReduceOptions): NDArray<D>;
-  mean(opts?: ReduceOptions): NDArray<"float32">;
-  logsumexp(opts?: ReduceOptions): NDArray<"float32">;
+  mean(opts?: ReduceOptions): NDArray<FloatOf<D>>;
+  logsumexp(opts?: ReduceOptions): NDArray<FloatOf<D>>;
   argmax(opts?: ArgReduceOptions): NDArray<"uint32">;
   argmin(opts?: ArgReduceOptions): NDArray<"uint32">;
-  softmax(opts?: SoftmaxOptions): NDArray<"float32">;
-  var(opts?: VarOptions): NDArray<"float32">;
-  std(opts?: VarOptions): NDArray<"float32">;
+  softmax(opts?: SoftmaxOptions): NDArray<FloatOf<D>>;
+  var(opts?: VarOptions): NDArray<FloatOf<D>>;
+  std(opts?: VarOptions): NDArray<FloatOf<D>>;
   any(opts?: ReduceOptions): NDArray<"bool">;
   all(opts?: ReduceOptions): NDArray<"bool">;
   cumsum(opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
   cumprod(opts?: ScanOptions): NDArray<D extends "bool" ? "int32" : D>;
   cummax(opts?: ScanOptions): NDArray<D>;
   cummin(opts?: ScanOptions): NDArray<D>;
-  logcumsumexp(opts?: ScanOptions): NDArray<"float32">;
+  logcumsumexp(opts?: ScanOptions): NDArray<FloatOf<D>>;
   sort(opts?: SortOptions): NDArray<D>;
   argsort(opts?: SortOptions): NDArray<"uint32">;
   topk(k: number, opts?: SortOptions): NDArray<D>;
@@ -445,13 +486,13 @@ export class NDArray<D extends DType = DType> {
   diag(k?: number, opts?: StreamOptions): NDArray<D>;
   diag(opts: StreamOptions): NDArray<D>;
   diagonal(opts?: DiagonalOptions): NDArray<D>;
-  takeAlongAxis(indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
+  takeAlongAxis(indices: NDArray<"int32" | "uint32" | "int8" | "uint8">, opts?: TakeOptions): NDArray<D>;
   tril(k?: number, opts?: StreamOptions): NDArray<D>;
   tril(opts: StreamOptions): NDArray<D>;
   triu(k?: number, opts?: StreamOptions): NDArray<D>;
   triu(opts: StreamOptions): NDArray<D>;
 
-  matmul(other: NDArray, opts?: StreamOptions): NDArray<"float32">;
+  matmul<B extends DType>(other: NDArray<B>, opts?: StreamOptions): NDArray<FloatOf<Promote<D, B>>>;
 
   reshape(shape: readonly number[], opts?: StreamOptions): NDArray<D>;
   transpose(axes?: readonly number[], opts?: StreamOptions): NDArray<D>;
@@ -531,9 +572,9 @@ export function eye<D extends DType = "float32">(n: number, opts?: CreationOptio
 /** Seeds the generator: later random arrays are a pure function of `seed` and their order. */
 export function randomSeed(seed: number): void;
 /** `float32` values uniform in [low, high), the same on both devices (Philox-4x32-10). */
-export function randomUniform(shape: readonly number[], opts?: UniformOptions): NDArray<"float32">;
+export function randomUniform<D extends FloatDType = "float32">(shape: readonly number[], opts?: UniformOptions & { dtype?: D }): NDArray<D>;
 /** `float32` values from a normal distribution, the same on both devices. */
-export function randomNormal(shape: readonly number[], opts?: NormalOptions): NDArray<"float32">;
+export function randomNormal<D extends FloatDType = "float32">(shape: readonly number[], opts?: NormalOptions & { dtype?: D }): NDArray<D>;
 
 // ---------------------------------------------------------------------------------------------
 // Elementwise ops
@@ -548,33 +589,33 @@ export function sign<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDAr
 /** `x * x`. */
 export function square<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
 /** Square root (`float32`). */
-export function sqrt(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function sqrt<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `1 / sqrt(x)`. */
-export function rsqrt(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function rsqrt<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `e^x`, accurate to about 1e-6 relative over the whole float32 range. */
-export function exp(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function exp<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `e^x - 1`, accurate near 0. */
-export function expm1(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function expm1<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Natural logarithm. */
-export function log(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function log<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `log(1 + x)`, accurate near 0. */
-export function log1p(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function log1p<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Sine, range-reduced over the whole float32 range. */
-export function sin(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function sin<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Cosine. */
-export function cos(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function cos<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Tangent. */
-export function tan(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function tan<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Hyperbolic tangent. */
-export function tanh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function tanh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `1 / (1 + e^-x)`. */
-export function sigmoid(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function sigmoid<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `max(x, 0)`; bools count as `int32`, as in MLX. */
 export function relu<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D extends "bool" ? "int32" : D>;
 /** The GELU activation (with `erf`). */
-export function gelu(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function gelu<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** The error function. */
-export function erf(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function erf<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Rounds down. */
 export function floor<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
 /** Rounds up. */
@@ -582,7 +623,7 @@ export function ceil<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDAr
 /** Rounds half to even. */
 export function round<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
 /** `1 / x`. */
-export function reciprocal(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function reciprocal<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** `!x` (`bool`). */
 export function logicalNot(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
 /** Whether `x` is NaN (`bool`; integers never are). */
@@ -592,27 +633,27 @@ export function isinf(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
 /** Whether `x` is neither NaN nor infinite (`bool`). */
 export function isfinite(x: NDArray, opts?: StreamOptions): NDArray<"bool">;
 /** Base-2 logarithm; exact at powers of two. */
-export function log2(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function log2<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Base-10 logarithm. */
-export function log10(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function log10<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Hyperbolic sine, finite up to about 89.4. */
-export function sinh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function sinh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Hyperbolic cosine. */
-export function cosh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function cosh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse sine; NaN outside [-1, 1]. */
-export function arcsin(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arcsin<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse cosine; NaN outside [-1, 1]. */
-export function arccos(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arccos<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse tangent. */
-export function arctan(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arctan<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse hyperbolic sine. */
-export function arcsinh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arcsinh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse hyperbolic cosine; NaN below 1. */
-export function arccosh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arccosh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** Inverse hyperbolic tangent; ±inf at ±1, NaN beyond. */
-export function arctanh(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function arctanh<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** The inverse error function; ±inf at ±1, NaN beyond. */
-export function erfinv(x: NDArray, opts?: StreamOptions): NDArray<"float32">;
+export function erfinv<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<FloatOf<D>>;
 /** The options of `nanToNum`: what NaN, +inf and -inf become. */
 export interface NanToNumOptions extends StreamOptions {
   /** What NaN becomes; 0 when absent. */
@@ -632,7 +673,7 @@ export function subtract<A extends Operand, B extends Operand>(a: A, b: B, opts?
 /** `a * b`, broadcast. */
 export function multiply<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
 /** `a / b`, broadcast; always `float32`, integers included. */
-export function divide(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
+export function divide<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<A, B>>>;
 /** `a ** b`, broadcast. */
 export function power<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
 /** The larger of `a` and `b`, broadcast; NaN propagates. */
@@ -656,7 +697,7 @@ export function logicalAnd(a: Operand, b: Operand, opts?: StreamOptions): NDArra
 /** `a || b`, element by element (`bool`). */
 export function logicalOr(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"bool">;
 /** `log(e^a + e^b)`, without overflow (`float32`). */
-export function logaddexp(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
+export function logaddexp<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<A, B>>>;
 /**
  * `floor(a / b)`, broadcast. Floats take the `float32` quotient rounded down (MLX's rule);
  * integers divide exactly, rounding down, and a zero divisor gives 0.
@@ -668,7 +709,7 @@ export function floorDivide<A extends Operand, B extends Operand>(a: A, b: B, op
  */
 export function remainder<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
 /** The angle of the point `(b, a)` in radians, `arctan2(y, x)` (`float32`). */
-export function arctan2(a: Operand, b: Operand, opts?: StreamOptions): NDArray<"float32">;
+export function arctan2<A extends Operand, B extends Operand>(a: A, b: B, opts?: StreamOptions): NDArray<FloatOf<ArithmeticOf<A, B>>>;
 
 /** `x` where `cond` is true, else `y`, all broadcast together; each may be a number or boolean. */
 export function where<X extends Operand, Y extends Operand>(
@@ -687,26 +728,26 @@ export function astype<T extends DType>(x: NDArray, dtype: T, opts?: StreamOptio
 // ---------------------------------------------------------------------------------------------
 
 /** The sum over `opts.axis` (every axis without one); bools count as `int32`. */
-export function sum<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+export function sum<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<SumOf<D>>;
 /** The product over `opts.axis`; bools count as `int32`. */
-export function prod<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D extends "bool" ? "int32" : D>;
+export function prod<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<SumOf<D>>;
 /** The maximum over `opts.axis`; NaN propagates. An empty axis is a `ValueError`, as in MLX. */
 export function max<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D>;
 /** The minimum over `opts.axis`. */
 export function min<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<D>;
 /** The mean over `opts.axis` (`float32` for every dtype; NaN over an empty axis). */
-export function mean(x: NDArray, opts?: ReduceOptions): NDArray<"float32">;
+export function mean<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<FloatOf<D>>;
 /** `log(sum(exp(x)))` over `opts.axis`, computed stably. */
-export function logsumexp(x: NDArray, opts?: ReduceOptions): NDArray<"float32">;
+export function logsumexp<D extends DType>(x: NDArray<D>, opts?: ReduceOptions): NDArray<FloatOf<D>>;
 /** The index of the first maximum (`uint32`). */
 export function argmax(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
 /** The index of the first minimum (`uint32`). */
 export function argmin(x: NDArray, opts?: ArgReduceOptions): NDArray<"uint32">;
 /** `exp(x) / sum(exp(x))` over `opts.axis` (every axis without one), computed stably. */
-export function softmax(x: NDArray, opts?: SoftmaxOptions): NDArray<"float32">;
+export function softmax<D extends DType>(x: NDArray<D>, opts?: SoftmaxOptions): NDArray<FloatOf<D>>;
 
 /** Indices: an `int32`/`uint32` array, or JS integers (one, or a flat list). */
-export type Indices = NDArray<"int32" | "uint32"> | number | readonly number[];
+export type Indices = NDArray<"int32" | "uint32" | "int8" | "uint8"> | number | readonly number[];
 /** The options of `take` and `takeAlongAxis`. */
 export interface TakeOptions extends StreamOptions {
   /** The axis to index; without one, the flattened array. */
@@ -723,7 +764,7 @@ export function take<D extends DType>(x: NDArray<D>, indices: Indices, opts?: Ta
  * MLX's `take_along_axis`: `indices` has `x`'s rank and broadcasts against it except on
  * `opts.axis`, where the result has the indices' extent (the flattened arrays without one).
  */
-export function takeAlongAxis<D extends DType>(x: NDArray<D>, indices: NDArray<"int32" | "uint32">, opts?: TakeOptions): NDArray<D>;
+export function takeAlongAxis<D extends DType>(x: NDArray<D>, indices: NDArray<"int32" | "uint32" | "int8" | "uint8">, opts?: TakeOptions): NDArray<D>;
 /**
  * MLX's `put_along_axis`: a copy of `x` with `values` written at `indices` along `opts.axis`
  * (into the flattened array without one; the result keeps `x`'s shape). `indices` has `x`'s
@@ -774,7 +815,7 @@ export function cummax<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDAr
 /** The running minimum; NaN propagates. */
 export function cummin<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<D>;
 /** The running `log(sum(exp(x)))`, computed stably (`float32`). */
-export function logcumsumexp(x: NDArray, opts?: ScanOptions): NDArray<"float32">;
+export function logcumsumexp<D extends DType>(x: NDArray<D>, opts?: ScanOptions): NDArray<FloatOf<D>>;
 
 /**
  * MLX's `mx.fast`: layers computed in fewer kernels than the same composition of plain ops,
@@ -785,9 +826,9 @@ export declare namespace fast {
    * `(x - mean) / sqrt(var + eps) * weight + bias` over the last axis (`float32`), one kernel a
    * row; `weight` and `bias` are 1-D of the last axis's length, or `null`.
    */
-  function layerNorm(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
+  function layerNorm(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatDType>;
   /** `x / sqrt(mean(x^2) + eps) * weight` over the last axis (`float32`), one kernel a row. */
-  function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<"float32">;
+  function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatDType>;
   /** The options of `rope`. */
   interface RopeOptions extends StreamOptions {
     /** Rotate neighbouring pairs (GPT-J) instead of the two halves (GPT-NeoX); false when absent. */
@@ -803,7 +844,7 @@ export declare namespace fast {
    * Rotary position embedding (MLX's `fast.rope`): the first `dims` features of the last axis
    * rotated by position along the second-to-last axis; `x` has at least 3 axes.
    */
-  function rope(x: NDArray, dims: number, opts?: RopeOptions): NDArray<"float32">;
+  function rope(x: NDArray, dims: number, opts?: RopeOptions): NDArray<FloatDType>;
   /** The options of `scaledDotProductAttention`. */
   interface AttentionOptions extends StreamOptions {
     /** The scores' factor; `1 / sqrt(D)` when absent. */
@@ -819,7 +860,7 @@ export declare namespace fast {
    * `[B, Hkv, S, Dv]`, with `Hq` a multiple of `Hkv` (grouped-query attention). Composed of
    * matmuls and one fused softmax for now.
    */
-  function scaledDotProductAttention(q: NDArray, k: NDArray, v: NDArray, opts?: AttentionOptions): NDArray<"float32">;
+  function scaledDotProductAttention(q: NDArray, k: NDArray, v: NDArray, opts?: AttentionOptions): NDArray<FloatDType>;
 }
 
 /** The options of `sort`, `argsort` and `topk`. */
@@ -843,20 +884,20 @@ export interface VarOptions extends ReduceOptions {
   ddof?: number;
 }
 /**
- * The variance over `opts.axis` (every axis without one), `float32`. Exported as `var`, a
+ * The variance over `opts.axis` (every axis without one), `float32` for integers. Exported as `var`, a
  * reserved word: call it `tn.var(x)`, or import it renamed (`import { var as variance }`).
  */
-declare function variance(x: NDArray, opts?: VarOptions): NDArray<"float32">;
+declare function variance<D extends DType>(x: NDArray<D>, opts?: VarOptions): NDArray<FloatOf<D>>;
 export { variance as var };
 /** The standard deviation, `sqrt(var(x, opts))`. */
-export function std(x: NDArray, opts?: VarOptions): NDArray<"float32">;
+export function std<D extends DType>(x: NDArray<D>, opts?: VarOptions): NDArray<FloatOf<D>>;
 /** Whether any element over `opts.axis` is non-zero (`bool`); false over nothing. */
 export function any(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
 /** Whether every element over `opts.axis` is non-zero (`bool`); true over nothing. */
 export function all(x: NDArray, opts?: ReduceOptions): NDArray<"bool">;
 
-/** The matrix product, batched, with NumPy's broadcasting of batch axes (`float32`). */
-export function matmul(a: NDArray, b: NDArray, opts?: StreamOptions): NDArray<"float32">;
+/** The matrix product, batched, with NumPy's broadcasting of batch axes; float dtypes only (`float16` and `bfloat16` accumulate in `float32` and round once). */
+export function matmul<A extends DType, B extends DType>(a: NDArray<A>, b: NDArray<B>, opts?: StreamOptions): NDArray<FloatOf<Promote<A, B>>>;
 /** The outer product of `a` and `b` flattened: shape `[a.size, b.size]`, promoted dtype. */
 export function outer<A extends NDArray, B extends NDArray>(a: A, b: B, opts?: StreamOptions): NDArray<ArithmeticOf<A, B>>;
 /** The options of `pad`. */
@@ -903,15 +944,15 @@ export function diagonal<D extends DType>(x: NDArray<D>, opts?: DiagonalOptions)
 /**
  * `a`'s axes contracted with `b`'s, pairwise: `axes` is a count (the last `axes` of `a` with the
  * first of `b`; 2 when absent) or `[aAxes, bAxes]`. The result has `a`'s other axes then `b`'s
- * (`float32`).
+ * (a float dtype).
  */
-export function tensordot(a: NDArray, b: NDArray, axes?: number | readonly [readonly number[], readonly number[]], opts?: StreamOptions): NDArray<"float32">;
-export function tensordot(a: NDArray, b: NDArray, opts: StreamOptions): NDArray<"float32">;
+export function tensordot(a: NDArray, b: NDArray, axes?: number | readonly [readonly number[], readonly number[]], opts?: StreamOptions): NDArray<FloatDType>;
+export function tensordot(a: NDArray, b: NDArray, opts: StreamOptions): NDArray<FloatDType>;
 /**
  * Einstein summation in its explicit form (`"ij,jk->ik"`, `"bhqd,bhkd->bhqk"`): labels are
  * letters, distinct within an operand; an options object may follow the operands.
  */
-export function einsum(subscripts: string, ...operands: [...NDArray[], StreamOptions] | NDArray[]): NDArray<"float32">;
+export function einsum(subscripts: string, ...operands: [...NDArray[], StreamOptions] | NDArray[]): NDArray<FloatDType>;
 /** The options of `conv1d` and `conv2d`: each is a number, or one per spatial axis. */
 export interface ConvOptions extends StreamOptions {
   /** The step between windows; 1 when absent. */
@@ -925,14 +966,14 @@ export interface ConvOptions extends StreamOptions {
 }
 /**
  * 1-D convolution, channels last (MLX's layout): input `[N, L, C]`, weight `[O, K, C/groups]`,
- * result `[N, L', O]` (`float32`).
+ * result `[N, L', O]` (a float dtype).
  */
-export function conv1d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<"float32">;
+export function conv1d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<FloatDType>;
 /**
  * 2-D convolution, channels last: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`, result
- * `[N, H', W', O]` (`float32`). For now an im2col copy and one batched matmul.
+ * `[N, H', W', O]` (a float dtype). For now an im2col copy and one batched matmul.
  */
-export function conv2d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<"float32">;
+export function conv2d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<FloatDType>;
 /** The options of a transposed convolution. */
 export interface ConvTransposeOptions extends ConvOptions {
   /** Extra output on the far side of each spatial axis, below the stride or the dilation; 0 when absent. */
@@ -943,9 +984,9 @@ export interface ConvTransposeOptions extends ConvOptions {
  * `[N, L, C]`, weight `[O, K, C/groups]` (the layout `conv1d` takes), result `[N, L', O]` with
  * `L' = (L - 1) * stride - 2 * padding + dilation * (K - 1) + 1 + outputPadding`.
  */
-export function convTranspose1d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<"float32">;
+export function convTranspose1d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatDType>;
 /** The transposed 2-D convolution, MLX's `conv_transpose2d`: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`. */
-export function convTranspose2d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<"float32">;
+export function convTranspose2d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatDType>;
 /** The options of `addmm`. */
 export interface AddmmOptions extends StreamOptions {
   /** The product's factor; 1 when absent. */
@@ -953,8 +994,8 @@ export interface AddmmOptions extends StreamOptions {
   /** `c`'s factor; 1 when absent. */
   beta?: number;
 }
-/** `alpha * (a @ b) + beta * c` (MLX's `addmm`), `c` broadcast to the product's shape; `float32`. */
-export function addmm(c: NDArray, a: NDArray, b: NDArray, opts?: AddmmOptions): NDArray<"float32">;
+/** `alpha * (a @ b) + beta * c` (MLX's `addmm`), `c` broadcast to the product's shape; a float dtype. */
+export function addmm(c: NDArray, a: NDArray, b: NDArray, opts?: AddmmOptions): NDArray<FloatDType>;
 /** The elements on and below the `k`th diagonal of the last two axes (`k > 0` above the main one); the rest 0. */
 export function tril<D extends DType>(x: NDArray<D>, k?: number, opts?: StreamOptions): NDArray<D>;
 export function tril<D extends DType>(x: NDArray<D>, opts: StreamOptions): NDArray<D>;

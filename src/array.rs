@@ -38,6 +38,28 @@ thread_local! {
     static GPU_MATMUL_MADE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+const CAST: Primitive = Primitive::Unary(crate::graph::primitive::UnaryOp::Cast);
+
+/// `x` in its compute dtype: an `astype` node, or for a number on the host (a weak scalar of
+/// an op) its converted word at once, which elementwise kernels take as a parameter.
+fn widened(x: Array, stream: Stream) -> Array {
+    let (from, to) = (x.dtype(), x.dtype().compute());
+    if from == to {
+        return x;
+    }
+    if x.is_host_scalar() {
+        let offset = x.data().map_or(0, |d| d.layout.offset);
+        let word = x
+            .storage()
+            .and_then(|s| s.host_words())
+            .map(|w| crate::dtype::packed::element(&w, from, offset));
+        if let Some(scalar) = word.and_then(|w| Array::from_words(vec![w], x.shape(), to).ok()) {
+            return scalar;
+        }
+    }
+    Array::node(x.shape().to_vec(), to, stream, Some(CAST), vec![x])
+}
+
 /// Whether any GPU matmul node has been made on this thread: until one is, nothing needs the
 /// matmul kernel chosen, and evaluations need not look for one.
 pub fn gpu_matmul_made() -> bool {
@@ -94,15 +116,20 @@ impl Data {
     }
 
     /// Whether the storage holds exactly this array's elements, row-major from its start.
-    pub fn is_dense(&self, shape: &[usize]) -> bool {
+    /// A packed array whose last word is part-used is dense only when it fills whole words:
+    /// words say nothing of how many elements a storage of another view holds.
+    pub fn is_dense(&self, shape: &[usize], dtype: DType) -> bool {
+        let n = numel(shape);
         self.layout.offset == 0
-            && self.storage.len() == numel(shape)
+            && self.storage.len() == dtype.words(n)
+            && n.is_multiple_of(dtype.per_word())
             && self.layout.is_contiguous(shape)
     }
 }
 
 impl Array {
-    /// An array from host words (one per element, in the dtype's bit pattern, row-major).
+    /// An array from host words (row-major in the dtype's storage: one word per element, or
+    /// for the packed dtypes several elements to a word; see `dtype::packed`).
     ///
     /// ```
     /// use tandem::{Array, DType};
@@ -112,10 +139,12 @@ impl Array {
     /// ```
     pub fn from_words(words: Vec<u32>, shape: &[usize], dtype: DType) -> Result<Array> {
         let size = checked_size("array", shape)?;
-        if size != words.len() {
+        if dtype.words(size) != words.len() {
             return Err(Error::Shape(format!(
-                "array: shape {} has {size} elements but the data has {}",
+                "array: shape {} has {size} elements of {} ({} words) but the data has {} words",
                 fmt_shape(shape),
+                dtype.name(),
+                dtype.words(size),
                 words.len()
             )));
         }
@@ -151,7 +180,30 @@ impl Array {
         if primitive == Primitive::Matmul && stream.device == Device::Gpu {
             GPU_MATMUL_MADE.with(|made| made.set(true));
         }
+        let packed = dtype.is_packed() || inputs.iter().any(|x| x.dtype().is_packed());
+        if packed && !primitive.takes_packed() {
+            return Array::through_compute(primitive, inputs, shape, dtype, stream);
+        }
         Array::node(shape, dtype, stream, Some(primitive), inputs)
+    }
+
+    /// A primitive whose kernels do not read or write packed dtypes, on packed inputs or
+    /// output: its packed inputs are widened to their compute dtypes by `astype` nodes, it
+    /// computes in the compute dtype of `dtype`, and an `astype` rounds the result once.
+    fn through_compute(
+        primitive: Primitive,
+        inputs: Vec<Array>,
+        shape: Vec<usize>,
+        dtype: DType,
+        stream: Stream,
+    ) -> Array {
+        let inputs = inputs.into_iter().map(|x| widened(x, stream)).collect();
+        let node = Array::from_primitive(primitive, inputs, shape, dtype.compute(), stream);
+        if !dtype.is_packed() {
+            return node;
+        }
+        let shape = node.shape().to_vec();
+        Array::node(shape, dtype, stream, Some(CAST), vec![node])
     }
 
     fn node(

@@ -7,6 +7,7 @@ mod common;
 
 use common::{Rng, assert_matches, gpu_runtime, random_words, runner, words};
 use proptest::prelude::*;
+use tandem::dtype::packed::narrow_all;
 use tandem::gpu::matmul::MatmulKernel;
 use tandem::graph::primitive::{BinaryOp, UnaryOp};
 use tandem::graph::shape::numel;
@@ -50,6 +51,8 @@ fn operand(
     layout: Layout,
     data: impl Fn(DType, usize, u64) -> Vec<u32>,
 ) -> Array {
+    // The packed dtypes' values are their compute dtype's, rounded or wrapped to them.
+    let data = |dtype: DType, n, seed| narrow_all(&data(dtype.compute(), n, seed), dtype);
     match layout {
         Layout::Plain => Array::from_words(data(dtype, numel(shape), seed), shape, dtype).unwrap(),
         Layout::Transposed => {

@@ -29,6 +29,7 @@ pub fn binary(
         DType::Int32 => integer::<i32>(op, shape, &a.view(), &b.view()),
         DType::Uint32 => integer::<u32>(op, shape, &a.view(), &b.view()),
         DType::Bool => boolean(op, shape, &a.view(), &b.view()),
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     }
 }
 

@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 
-use crate::cpu::elementwise::Strided;
-use crate::dtype::DType;
-use crate::dtype::convert::cast;
+use crate::cpu::elementwise::{Strided, map1};
+use crate::dtype::convert::{cast, cast_element};
+use crate::dtype::{DType, packed};
 
 /// One input of an elementwise kernel: its storage words, dtype, and strides over the output
 /// shape.
@@ -33,11 +33,30 @@ impl Converted<'_> {
     }
 }
 
-/// `operand` converted to `to`. The whole storage is converted, so views keep their strides.
+/// `operand` converted to `to`, a word dtype. The whole storage is converted, so views keep
+/// their strides (a packed operand's elements each become a word).
 pub fn cast_strided<'a>(operand: &Operand<'a>, to: DType) -> Converted<'a> {
+    let (words, from) = (operand.words, operand.dtype);
+    let words = if from.is_packed() {
+        let wide = packed::unpack(words, from, words.len() * from.per_word());
+        Cow::Owned(cast(&wide, wide.len(), from.compute(), to).into_owned())
+    } else {
+        cast(words, words.len(), from, to)
+    };
     Converted {
-        words: cast(operand.words, operand.dtype, to),
+        words,
         strides: operand.strides.to_vec(),
         offset: operand.offset,
     }
+}
+
+/// `x` over `shape` as storage of `to`: each element read through its strides, converted once
+/// (`convert::cast_element`'s rules) and packed where `to` is.
+pub fn cast_elements(shape: &[usize], x: &Operand, to: DType) -> Vec<u32> {
+    if !x.dtype.is_packed() && !to.is_packed() {
+        return map1(shape, &cast_strided(x, to).view::<u32>(), |w| w);
+    }
+    let wide = cast_strided(x, x.dtype.compute());
+    let bits = map1(shape, &wide.view::<u32>(), |w| cast_element(w, x.dtype, to));
+    packed::pack(bits, to)
 }

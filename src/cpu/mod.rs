@@ -247,8 +247,14 @@ pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32
         return Ok(Cow::Borrowed(&[]));
     }
     if host.layout.is_contiguous(input.shape()) {
+        let dtype = input.dtype();
         let offset = host.layout.offset;
-        return Ok(Cow::Borrowed(&host.words[offset..offset + n]));
+        // A packed view is its own whole words only from an element that starts a word to
+        // one that ends one.
+        if offset.is_multiple_of(dtype.per_word()) && n.is_multiple_of(dtype.per_word()) {
+            let first = offset / dtype.per_word();
+            return Ok(Cow::Borrowed(&host.words[first..first + dtype.words(n)]));
+        }
     }
     contiguous(input, host).map(Cow::Owned)
 }
@@ -342,7 +348,8 @@ fn concatenate(
     let mut start = 0;
     for (x, h) in inputs.iter().zip(host) {
         let words =
-            crate::dtype::convert::cast(&row_major(x, h)?, x.dtype(), node.dtype()).into_owned();
+            crate::dtype::convert::cast(&row_major(x, h)?, x.size(), x.dtype(), node.dtype())
+                .into_owned();
         let chunk = x.shape()[axis] * inner;
         for o in 0..outer {
             out[o * row + start..o * row + start + chunk]

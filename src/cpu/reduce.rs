@@ -36,6 +36,7 @@ fn reduce_row(op: ReduceOp, dtype: DType, row: &[u32]) -> u32 {
         DType::Uint32 => int_row(op, row.iter().map(|&w| w as i64), 0, u32::MAX as i64),
         // Bools count as 0/1; their sums and products are int32.
         DType::Bool => int_row(op, row.iter().map(|&w| w as i64), 0, 1),
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     }
 }
 

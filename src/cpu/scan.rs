@@ -70,7 +70,7 @@ pub fn eval(
     host: &crate::cpu::HostInput,
 ) -> crate::error::Result<Vec<u32>> {
     let words = crate::cpu::row_major(input, host)?;
-    let words = crate::dtype::convert::cast(&words, input.dtype(), out);
+    let words = crate::dtype::convert::cast(&words, input.size(), input.dtype(), out);
     let row_len = input.shape().last().copied().unwrap_or(1);
     Ok(scan(op, out, &words, row_len, reverse, inclusive))
 }
@@ -101,6 +101,7 @@ pub fn scan(
             .into_iter()
             .map(|w| w.min(1))
             .collect(),
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     }
 }
 

@@ -19,6 +19,7 @@ fn compare(dtype: DType, a: u32, b: u32) -> Ordering {
         }
         DType::Int32 => (a as i32).cmp(&(b as i32)),
         DType::Uint32 | DType::Bool => a.cmp(&b),
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     }
 }
 

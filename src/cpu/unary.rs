@@ -16,7 +16,7 @@ use crate::graph::primitive::UnaryOp;
 /// `op(x)` over `shape`, as words of `out` (the node's dtype).
 pub fn unary(op: UnaryOp, out: DType, shape: &[usize], x: Operand) -> Result<Vec<u32>> {
     if op == UnaryOp::Cast {
-        return Ok(map1(shape, &cast_strided(&x, out).view::<u32>(), |w| w));
+        return Ok(crate::cpu::cast::cast_elements(shape, &x, out));
     }
     let compute = op.compute_dtype(out);
     let converted = cast_strided(&x, compute);
@@ -29,6 +29,7 @@ pub fn unary(op: UnaryOp, out: DType, shape: &[usize], x: Operand) -> Result<Vec
         DType::Int32 => integer::<i32>(op, shape, &converted.view())?,
         DType::Uint32 => integer::<u32>(op, shape, &converted.view())?,
         DType::Bool => boolean(op, shape, &converted.view())?,
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     })
 }
 

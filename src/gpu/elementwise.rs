@@ -104,8 +104,45 @@ pub fn record(
     extra: [u32; 4],
     out: &GpuBuffer,
 ) -> Result<()> {
-    let len = numel(shape);
-    if len == 0 {
+    let threads = None;
+    record_with(
+        gpu, batch, key, source, shape, operands, placement, extra, out, threads,
+    )
+}
+
+/// [`record`] for a kernel that runs `threads` threads (one per output word, say) rather
+/// than one per element of `shape`, with no placement or parameters of its own.
+#[allow(clippy::too_many_arguments)]
+pub fn record_threads(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    key: KernelKey,
+    source: impl FnOnce() -> String,
+    shape: &[usize],
+    operands: &[Operand],
+    threads: Option<usize>,
+    out: &GpuBuffer,
+) -> Result<()> {
+    record_with(
+        gpu, batch, key, source, shape, operands, None, [0; 4], out, threads,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_with(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    key: KernelKey,
+    source: impl FnOnce() -> String,
+    shape: &[usize],
+    operands: &[Operand],
+    placement: Option<Placement>,
+    extra: [u32; 4],
+    out: &GpuBuffer,
+    threads: Option<usize>,
+) -> Result<()> {
+    let len = threads.unwrap_or_else(|| numel(shape));
+    if numel(shape) == 0 {
         return Ok(());
     }
     let pipeline = gpu
@@ -180,12 +217,13 @@ pub fn copy_into_source(from: DType, to: DType) -> String {
     strided_source(&header, include_str!("wgsl/copy_into.wgsl"))
 }
 
-/// The WGSL scalar type that stores a dtype (bool is stored as a 0/1 `u32`).
+/// The WGSL scalar type that stores a dtype (bool is stored as a 0/1 `u32`, and the packed
+/// dtypes as words of several elements).
 pub fn wgsl_type(dtype: DType) -> &'static str {
     match dtype {
         DType::Float32 => "f32",
         DType::Int32 => "i32",
-        DType::Uint32 | DType::Bool => "u32",
+        _ => "u32",
     }
 }
 

@@ -12,12 +12,13 @@ use crate::gpu::device::{buffers::upload_words, encoder::CommandBatch};
 use crate::gpu::elementwise::Family;
 use crate::gpu::elementwise::{self, Operand};
 use crate::gpu::epilogue::Epilogue;
+use crate::gpu::input::converted;
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::{
-    binary, fill, fused, gather, matmul, norm, patches, random, reduce, row_norm, scan, scatter,
-    select, sort, unary, vectorized,
+    binary, cast, fill, fused, gather, matmul, norm, patches, random, reduce, row_norm, scan,
+    scatter, select, sort, unary, vectorized,
 };
-use crate::graph::primitive::{Primitive, ReduceOp};
+use crate::graph::primitive::{Primitive, ReduceOp, UnaryOp};
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
@@ -44,6 +45,9 @@ pub fn eval(
     let dtypes: Vec<DType> = inputs.iter().map(Array::dtype).collect();
     let out = node.dtype();
     match primitive {
+        Primitive::Unary(UnaryOp::Cast) if cast::handles(dtypes[0], out) => {
+            converted(gpu, batch, &inputs[0], &data[0], out)
+        }
         Primitive::Unary(op) => {
             let header = || unary::header(op, dtypes[0], out);
             let key = unary::key(op, dtypes[0], out);

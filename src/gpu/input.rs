@@ -2,11 +2,12 @@
 //! row-major copy of an input that a kernel cannot read in place.
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::elementwise::{self, Operand};
-use crate::gpu::unary;
+use crate::gpu::{cast, unary};
 use crate::graph::primitive::UnaryOp;
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
@@ -35,6 +36,9 @@ pub(crate) fn contiguous(
     data: &GpuInput,
 ) -> Result<GpuBuffer> {
     let dtype = input.dtype();
+    if dtype.is_packed() {
+        return converted(gpu, batch, input, data, dtype);
+    }
     let copy = Operand {
         buffer: data.buffer(),
         strides: data.layout.strides.clone(),
@@ -43,6 +47,23 @@ pub(crate) fn contiguous(
     let key = unary::key(UnaryOp::Cast, dtype, dtype);
     let source = || unary::source(UnaryOp::Cast, dtype, dtype);
     elementwise::dispatch(gpu, batch, key, source, input.shape(), &[copy])
+}
+
+/// `input` converted to `to` (or copied row-major, where `to` is its dtype) by the kernel
+/// that reads and writes the packed dtypes.
+pub(crate) fn converted(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    input: &Array,
+    data: &GpuInput,
+    to: DType,
+) -> Result<GpuBuffer> {
+    let operand = Operand {
+        buffer: data.buffer(),
+        strides: data.layout.strides.clone(),
+        offset: data.layout.offset,
+    };
+    cast::dispatch(gpu, batch, (input.dtype(), to), input.shape(), operand)
 }
 
 /// An input as row-major words: its own buffer, from its offset, where its layout already is

@@ -6,6 +6,7 @@
 //! WebGPU (wasm) and Vulkan (native tests, Mesa lavapipe in CI).
 
 pub mod binary;
+pub mod cast;
 pub mod device;
 pub mod elementwise;
 pub mod epilogue;

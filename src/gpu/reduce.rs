@@ -219,5 +219,6 @@ fn extremes(dtype: DType) -> (&'static str, &'static str) {
         DType::Int32 => ("-2147483647 - 1", "2147483647"),
         DType::Uint32 => ("0u", "4294967295u"),
         DType::Bool => ("0u", "1u"),
+        packed => unreachable!("{packed:?} is widened before a kernel runs"),
     }
 }

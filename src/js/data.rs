@@ -2,8 +2,8 @@
 
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::dtype::DType;
 use crate::dtype::convert::{cast, from_number};
+use crate::dtype::{DType, packed};
 use crate::error::{Error, Result};
 use crate::graph::shape::{fmt_shape, numel};
 
@@ -16,7 +16,7 @@ pub struct HostData {
 
 /// Reads `array(data)`'s data as `dtype`, or as its own dtype without one: JS numbers give
 /// `float32` and booleans `bool`; a typed array keeps its own dtype where tandem has it
-/// (`Float64Array` becomes `float32`, smaller integer arrays widen to `int32`/`uint32`).
+/// (`Float64Array` becomes `float32`, 16-bit integer arrays widen to `int32`/`uint32`).
 /// Numbers convert to the target dtype from their exact values, never through `float32`, so
 /// integers above 2^24 stay exact.
 pub fn from_js(data: &JsValue, dtype: Option<DType>) -> Result<HostData> {
@@ -50,7 +50,8 @@ fn numbers(values: &[f64], shape: Vec<usize>, dtype: DType) -> HostData {
 
 /// Converts typed data to `dtype`, with the casts' rules.
 fn with_dtype(data: HostData, dtype: DType) -> HostData {
-    let words = cast(&data.words, data.dtype, dtype).into_owned();
+    let len = numel(&data.shape);
+    let words = cast(&data.words, len, data.dtype, dtype).into_owned();
     HostData {
         words,
         shape: data.shape,
@@ -58,16 +59,42 @@ fn with_dtype(data: HostData, dtype: DType) -> HostData {
     }
 }
 
-/// JS numbers as words of `dtype`, with C's conversion rules (truncation, two's-complement wrap).
+/// JS numbers as storage words of `dtype`, with C's conversion rules (truncation,
+/// two's-complement wrap), each float rounded once from the number's exact value.
 pub fn numbers_to_words(values: &[f64], dtype: DType) -> Vec<u32> {
-    values.iter().map(|&x| from_number(x, dtype)).collect()
+    packed::pack(values.iter().map(|&x| from_number(x, dtype)), dtype)
+}
+
+/// Whether the engine has `Float16Array` (Chromium 135+, Firefox 129+). Checked on the
+/// global before any `instanceof`, which would throw where the name is not defined.
+fn has_float16_array() -> bool {
+    thread_local! {
+        static HAS: bool = js_sys::Reflect::has(&js_sys::global(), &"Float16Array".into())
+            .unwrap_or(false);
+    }
+    HAS.with(|has| *has)
+}
+
+/// A `Float16Array`'s elements as their bits.
+fn float16_bits(data: &JsValue) -> Option<Vec<u32>> {
+    if !has_float16_array() {
+        return None;
+    }
+    let a = data.dyn_ref::<js_sys::Float16Array>()?;
+    let bits = js_sys::Uint16Array::new_with_byte_offset_and_length(
+        &a.buffer(),
+        a.byte_offset(),
+        a.length(),
+    );
+    Some(bits.to_vec().into_iter().map(u32::from).collect())
 }
 
 fn typed_array(data: &JsValue) -> Result<Option<HostData>> {
-    let one_dim = |words: Vec<u32>, dtype| {
-        let shape = vec![words.len()];
+    // Each element's bits, one to an item; packed into storage words here.
+    let one_dim = |bits: Vec<u32>, dtype: DType| {
+        let shape = vec![bits.len()];
         Some(HostData {
-            words,
+            words: packed::pack(bits, dtype),
             shape,
             dtype,
         })
@@ -81,17 +108,12 @@ fn typed_array(data: &JsValue) -> Result<Option<HostData>> {
     if let Some(a) = data.dyn_ref::<js_sys::Uint32Array>() {
         return Ok(one_dim(a.to_vec(), DType::Uint32));
     }
-    if let Some(a) = data.dyn_ref::<js_sys::Int16Array>() {
-        return Ok(one_dim(
-            a.to_vec().into_iter().map(|x| x as i32 as u32).collect(),
-            DType::Int32,
-        ));
+    if let Some(bits) = float16_bits(data) {
+        return Ok(one_dim(bits, DType::Float16));
     }
-    if let Some(a) = data.dyn_ref::<js_sys::Int8Array>() {
-        return Ok(one_dim(
-            a.to_vec().into_iter().map(|x| x as i32 as u32).collect(),
-            DType::Int32,
-        ));
+    if let Some(a) = data.dyn_ref::<js_sys::Int16Array>() {
+        let values = a.to_vec().into_iter().map(|x| x as i32 as u32).collect();
+        return Ok(one_dim(values, DType::Int32));
     }
     if let Some(a) = data.dyn_ref::<js_sys::Uint16Array>() {
         return Ok(one_dim(
@@ -99,10 +121,21 @@ fn typed_array(data: &JsValue) -> Result<Option<HostData>> {
             DType::Uint32,
         ));
     }
-    if let Some(a) = data.dyn_ref::<js_sys::Uint8Array>() {
+    if let Some(a) = data.dyn_ref::<js_sys::Int8Array>() {
+        let bits = a.to_vec().into_iter().map(|x| x as u8 as u32).collect();
+        return Ok(one_dim(bits, DType::Int8));
+    }
+    let bytes = data
+        .dyn_ref::<js_sys::Uint8Array>()
+        .map(js_sys::Uint8Array::to_vec)
+        .or_else(|| {
+            data.dyn_ref::<js_sys::Uint8ClampedArray>()
+                .map(|a| a.to_vec())
+        });
+    if let Some(bytes) = bytes {
         return Ok(one_dim(
-            a.to_vec().into_iter().map(u32::from).collect(),
-            DType::Uint32,
+            bytes.into_iter().map(u32::from).collect(),
+            DType::Uint8,
         ));
     }
     if data.is_instance_of::<js_sys::BigInt64Array>()
@@ -160,8 +193,10 @@ fn ragged(shape_so_far: &[usize]) -> Error {
     ))
 }
 
-/// Host words as the typed array of their dtype (`bool` as `Uint8Array`).
-pub fn to_typed_array(words: &[u32], dtype: DType) -> JsValue {
+/// The `len` elements in host words as the typed array of their dtype: `bool` as
+/// `Uint8Array`, `float16` as `Float16Array` where the engine has one (else a `Float32Array`
+/// of the same values), `bfloat16` as a `Float32Array` of the same values.
+pub fn to_typed_array(words: &[u32], dtype: DType, len: usize) -> JsValue {
     match dtype {
         DType::Float32 => {
             js_sys::Float32Array::from(bytemuck::cast_slice::<u32, f32>(words)).into()
@@ -172,22 +207,46 @@ pub fn to_typed_array(words: &[u32], dtype: DType) -> JsValue {
             let bytes: Vec<u8> = words.iter().map(|&w| w as u8).collect();
             js_sys::Uint8Array::from(bytes.as_slice()).into()
         }
+        DType::Float16 if has_float16_array() => {
+            let bits: Vec<u16> = (0..len)
+                .map(|i| packed::bits(words, dtype, i) as u16)
+                .collect();
+            js_sys::Float16Array::new_from_u16_slice(&bits).into()
+        }
+        DType::Float16 | DType::BFloat16 => {
+            let wide = packed::unpack(words, dtype, len);
+            js_sys::Float32Array::from(bytemuck::cast_slice::<u32, f32>(&wide)).into()
+        }
+        DType::Int8 => {
+            let bytes: Vec<i8> = (0..len)
+                .map(|i| packed::bits(words, dtype, i) as i8)
+                .collect();
+            js_sys::Int8Array::from(bytes.as_slice()).into()
+        }
+        DType::Uint8 => {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| packed::bits(words, dtype, i) as u8)
+                .collect();
+            js_sys::Uint8Array::from(bytes.as_slice()).into()
+        }
     }
 }
 
-/// One element as a JS value: a number, or a boolean for `bool`.
+/// One element, given as its compute dtype's word, as a JS value: a number, or a boolean
+/// for `bool`.
 pub fn element_to_js(word: u32, dtype: DType) -> JsValue {
-    match dtype {
+    match dtype.compute() {
         DType::Float32 => JsValue::from_f64(f32::from_bits(word) as f64),
         DType::Int32 => JsValue::from_f64(word as i32 as f64),
-        DType::Uint32 => JsValue::from_f64(word as f64),
         DType::Bool => JsValue::from_bool(word != 0),
+        _ => JsValue::from_f64(word as f64),
     }
 }
 
 /// Host words as nested JS arrays of `shape` (a bare value for a scalar), built innermost first.
 pub fn to_nested(words: &[u32], shape: &[usize], dtype: DType) -> JsValue {
-    let mut level: Vec<JsValue> = words.iter().map(|&w| element_to_js(w, dtype)).collect();
+    let elements = packed::unpack(words, dtype, numel(shape));
+    let mut level: Vec<JsValue> = elements.iter().map(|&w| element_to_js(w, dtype)).collect();
     for axis in (0..shape.len()).rev() {
         let (groups, extent) = (numel(&shape[..axis]), shape[axis]);
         level = (0..groups)

@@ -192,10 +192,10 @@ impl NdArray {
     /// (`bool` as `Uint8Array`).
     #[wasm_bindgen(
         js_name = toArray,
-        unchecked_return_type = "Promise<Float32Array | Int32Array | Uint32Array | Uint8Array>"
+        unchecked_return_type = "Promise<Float32Array | Float16Array | Int32Array | Uint32Array | Int8Array | Uint8Array>"
     )]
     pub fn to_array(&self) -> js_sys::Promise {
-        self.read(|array, words| Ok(to_typed_array(words, array.dtype())))
+        self.read(|array, words| Ok(to_typed_array(words, array.dtype(), array.size())))
     }
 
     /// Evaluates the array and resolves to nested JS arrays (a bare value for a scalar).
@@ -207,8 +207,11 @@ impl NdArray {
     /// Evaluates a one-element array and resolves to its value.
     #[wasm_bindgen(unchecked_return_type = "Promise<number | boolean>")]
     pub fn item(&self) -> js_sys::Promise {
-        self.read(|array, words| match words {
-            [word] => Ok(element_to_js(*word, array.dtype())),
+        self.read(|array, words| match (array.size(), words) {
+            (1, words) => Ok(element_to_js(
+                crate::dtype::packed::element(words, array.dtype(), 0),
+                array.dtype(),
+            )),
             _ => Err(to_js(Error::Value(format!(
                 "item: the array has shape {} ({} elements); item() needs exactly one",
                 fmt_shape(array.shape()),

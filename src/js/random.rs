@@ -6,6 +6,7 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js};
 use crate::js::ndarray::NdArray;
@@ -57,6 +58,7 @@ struct Request {
     shape: Vec<usize>,
     key: [u32; 2],
     device: Stream,
+    dtype: DType,
     a: f32,
     b: f32,
 }
@@ -70,9 +72,10 @@ fn request(
     let shape = shape_of(op, "the shape", shape)?;
     let keys = [names[0].0, names[1].0, "dtype", "key", "stream"];
     let opts = Options::parse(op, opts, &keys)?;
-    if let Some(dtype) = opts.dtype()?.filter(|d| !d.is_float()) {
+    let dtype = opts.dtype()?.unwrap_or(DType::Float32);
+    if !dtype.is_float() {
         return Err(Error::DType(format!(
-            "{op}: only float32 is supported, got {}",
+            "{op}: only float types (float32, float16, bfloat16) are supported, got {}",
             dtype.name()
         )));
     }
@@ -80,13 +83,23 @@ fn request(
         shape,
         key: next_key(&opts, op)?,
         device: stream_in(&opts)?,
+        dtype,
         a: param(&opts, names[0].0, names[0].1)?,
         b: param(&opts, names[1].0, names[1].1)?,
     })
 }
 
-/// `randomUniform(shape, {low?, high?, key?, stream?})`: float32 in [low, high), [0, 1) by
-/// default.
+/// The float32 draws rounded once to the requested dtype: the same key gives the same
+/// values in every float type, to its precision.
+fn in_dtype(x: crate::array::Array, r: &Request) -> crate::array::Array {
+    if r.dtype == DType::Float32 {
+        return x;
+    }
+    ops::astype(&x, r.dtype, r.device)
+}
+
+/// `randomUniform(shape, {low?, high?, dtype?, key?, stream?})`: floats in [low, high),
+/// [0, 1) by default; float32 unless `dtype` names another float type.
 #[wasm_bindgen(js_name = randomUniform)]
 pub fn random_uniform(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let r = js(request(
@@ -95,10 +108,12 @@ pub fn random_uniform(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
         &opts,
         [("low", 0.0), ("high", 1.0)],
     ))?;
-    js(ops::random::uniform(&r.shape, r.key, r.a, r.b, r.device)).map(NdArray::new)
+    let x = js(ops::random::uniform(&r.shape, r.key, r.a, r.b, r.device))?;
+    Ok(NdArray::new(in_dtype(x, &r)))
 }
 
-/// `randomNormal(shape, {loc?, scale?, key?, stream?})`: float32, standard normal by default.
+/// `randomNormal(shape, {loc?, scale?, dtype?, key?, stream?})`: standard normal by default;
+/// float32 unless `dtype` names another float type.
 #[wasm_bindgen(js_name = randomNormal)]
 pub fn random_normal(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
     let r = js(request(
@@ -107,5 +122,6 @@ pub fn random_normal(shape: JsValue, opts: JsValue) -> JsResult<NdArray> {
         &opts,
         [("loc", 0.0), ("scale", 1.0)],
     ))?;
-    js(ops::random::normal(&r.shape, r.key, r.a, r.b, r.device)).map(NdArray::new)
+    let x = js(ops::random::normal(&r.shape, r.key, r.a, r.b, r.device))?;
+    Ok(NdArray::new(in_dtype(x, &r)))
 }

@@ -6,7 +6,6 @@
 //! A transposed convolution is the convolution of the input spread out by the stride.
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{Patches, Primitive};
 use crate::graph::shape::fmt_shape;
@@ -109,11 +108,12 @@ fn patches(x: &Array, kernel: &[usize], p: &ConvParams, stream: Stream) -> Resul
         spec.kernel[0] * spec.kernel[1],
         s[s.len() - 1],
     ];
+    let dtype = image.dtype();
     Ok(Array::from_primitive(
         Primitive::Patches(spec),
         vec![image],
         shape,
-        DType::Float32,
+        dtype,
         stream,
     ))
 }

@@ -22,6 +22,12 @@ fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> 
     ))
 }
 
+/// A one-element host array of `value` in `dtype`: the constant an op builder pairs with an
+/// array of that dtype (MLX's weak scalar), so that `mean` of `float16` stays `float16`.
+pub(crate) fn scalar(value: f64, dtype: DType) -> Result<Array> {
+    Array::from_words(vec![from_number(value, dtype)], &[], dtype)
+}
+
 /// An array of `shape` filled with `value`.
 pub fn full(shape: &[usize], value: f64, dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
     constant("full", shape, value, dtype, stream.into())

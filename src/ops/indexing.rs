@@ -4,7 +4,6 @@
 //! The indices' own values are not read on the host: an op builder never waits for data.
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{Primitive, Scatter};
 use crate::graph::shape::{broadcast_shapes, checked_size, fmt_shape, normalize_axis};
@@ -15,11 +14,11 @@ use crate::stream::Stream;
 
 /// Checks that `indices` hold integers.
 fn check_indices(op: &str, indices: &Array) -> Result<()> {
-    if matches!(indices.dtype(), DType::Int32 | DType::Uint32) {
+    if indices.dtype().is_signed_int() || indices.dtype().is_unsigned_int() {
         return Ok(());
     }
     Err(Error::DType(format!(
-        "{op}: indices must be int32 or uint32, got {}",
+        "{op}: indices must be integers (int32, uint32, int8 or uint8), got {}",
         indices.dtype().name()
     )))
 }

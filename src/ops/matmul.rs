@@ -25,9 +25,9 @@ pub fn matmul(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> 
         ));
     }
     let dtype = promote(a.dtype(), b.dtype());
-    if dtype != DType::Float32 {
+    if !dtype.is_float() {
         return Err(Error::DType(format!(
-            "matmul: only float32 is supported, got {} and {}",
+            "matmul: only float types (float32, float16, bfloat16) are supported, got {} and {}",
             a.dtype().name(),
             b.dtype().name()
         )));
@@ -78,7 +78,7 @@ pub fn matmul(a: &Array, b: &Array, stream: impl Into<Stream>) -> Result<Array> 
 
 fn cast_and_broadcast(x: &Array, shape: &[usize], stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();
-    let x = if x.dtype() == DType::Float32 {
+    let x = if x.dtype().is_float() {
         x.clone()
     } else {
         crate::ops::astype(x, DType::Float32, stream)
@@ -114,9 +114,9 @@ pub fn addmm(
 ) -> Result<Array> {
     use crate::graph::primitive::BinaryOp::{Add, Multiply};
     let stream: Stream = stream.into();
-    if promote(promote(a.dtype(), b.dtype()), c.dtype()) != DType::Float32 {
+    if !promote(promote(a.dtype(), b.dtype()), c.dtype()).is_float() {
         return Err(Error::DType(format!(
-            "addmm: only float32 is supported, got {}, {} and {}",
+            "addmm: only float types (float32, float16, bfloat16) are supported, got {}, {} and {}",
             c.dtype().name(),
             a.dtype().name(),
             b.dtype().name()
@@ -127,7 +127,8 @@ pub fn addmm(
         if by == 1.0 {
             return Ok(x.clone());
         }
-        crate::ops::binary(Multiply, x, &Array::from_f32(&[by], &[])?, stream)
+        let by = crate::ops::creation::scalar(by as f64, x.dtype())?;
+        crate::ops::binary(Multiply, x, &by, stream)
     };
     let sum = crate::ops::binary(Add, &scale(&product, alpha)?, &scale(c, beta)?, stream)?;
     if sum.shape() != product.shape() {

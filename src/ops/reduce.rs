@@ -7,6 +7,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, UnaryOp};
 use crate::graph::shape::{fmt_shape, normalize_axes, numel};
+use crate::ops::creation::scalar;
 use crate::ops::{binary, reshape, transpose, unary, where_};
 use crate::stream::Stream;
 
@@ -86,10 +87,11 @@ fn keep_dims(
     reshape(result, &shape, stream)
 }
 
-/// `x` as float32 (float-valued reductions of integers compute in float32, as MLX's do).
+/// `x` as a float type: its own where it has one, else float32 (float-valued reductions of
+/// integers compute in float32, as MLX's do).
 pub(crate) fn as_float(x: &Array, stream: impl Into<Stream>) -> Array {
     let stream: Stream = stream.into();
-    if x.dtype() == DType::Float32 {
+    if x.dtype().is_float() {
         x.clone()
     } else {
         crate::ops::astype(x, DType::Float32, stream)
@@ -107,7 +109,7 @@ pub fn mean(
     let reduced = reduced_axes("mean", x, axes)?;
     let count = numel(&reduced.iter().map(|&a| x.shape()[a]).collect::<Vec<_>>());
     let total = reduce(ReduceOp::Sum, &as_float(x, stream), axes, keepdims, stream)?;
-    let count = Array::from_f32(&[count as f32], &[])?;
+    let count = scalar(count as f64, total.dtype())?;
     binary(BinaryOp::Divide, &total, &count, stream)
 }
 
@@ -116,14 +118,14 @@ pub fn mean(
 fn stable_shift(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();
     let m = reduce(ReduceOp::Max, x, axes, true, stream)?;
-    let inf = Array::from_f32(&[f32::INFINITY], &[])?;
+    let inf = scalar(f64::INFINITY, m.dtype())?;
     let finite = binary(
         BinaryOp::Less,
         &unary(UnaryOp::Abs, &m, stream)?,
         &inf,
         stream,
     )?;
-    let zero = Array::from_f32(&[0.0], &[])?;
+    let zero = scalar(0.0, m.dtype())?;
     where_(&finite, &m, &zero, stream)
 }
 
@@ -159,8 +161,7 @@ pub fn logsumexp(
         Some(n) => {
             let shape = x.shape()[..x.ndim() - n].to_vec();
             let primitive = Primitive::RowNorm(RowNorm::LogSumExp, n);
-            let node =
-                Array::from_primitive(primitive, vec![x.clone()], shape, DType::Float32, stream);
+            let node = Array::from_primitive(primitive, vec![x.clone()], shape, x.dtype(), stream);
             if keepdims {
                 return keep_dims(&node, &x, &reduced, stream);
             }
@@ -208,7 +209,8 @@ pub fn softmax(x: &Array, axes: Option<&[isize]>, stream: impl Into<Stream>) -> 
     if let Some(n) = trailing(&reduced, x.ndim()) {
         let primitive = Primitive::RowNorm(RowNorm::Softmax, n);
         let shape = x.shape().to_vec();
-        let node = Array::from_primitive(primitive, vec![x], shape, DType::Float32, stream);
+        let dtype = x.dtype();
+        let node = Array::from_primitive(primitive, vec![x], shape, dtype, stream);
         return Ok(node);
     }
     let shift = reduce(ReduceOp::Max, &x, axes, true, stream)?;

@@ -32,7 +32,7 @@ pub fn var(
     binary(
         BinaryOp::Divide,
         &total,
-        &Array::from_f32(&[divisor], &[])?,
+        &crate::ops::creation::scalar(divisor as f64, total.dtype())?,
         stream,
     )
 }

@@ -42,6 +42,15 @@ fn node(op: UnaryOp, x: &Array, dtype: DType, stream: impl Into<Stream>) -> Arra
     )
 }
 
+/// The largest finite value of a float dtype.
+fn largest_finite(dtype: DType) -> f32 {
+    match dtype {
+        DType::Float16 => 65504.0,
+        DType::BFloat16 => f32::from_bits(0x7f7f_0000),
+        _ => f32::MAX,
+    }
+}
+
 /// MLX's `nan_to_num`: NaN becomes `nan`, +inf `posinf` and -inf `neginf` (MLX's defaults: 0
 /// and the largest finite float32 of each sign). Integer and bool arrays come back as they
 /// are. Built from `isnan`, `isinf` and `where`, which fusion makes one kernel.
@@ -53,11 +62,13 @@ pub fn nan_to_num(
     stream: impl Into<Stream>,
 ) -> Result<Array> {
     let stream: Stream = stream.into();
-    if x.dtype() != DType::Float32 {
-        return Ok(astype(x, x.dtype(), stream));
+    let dtype = x.dtype();
+    if !dtype.is_float() {
+        return Ok(astype(x, dtype, stream));
     }
-    let scalar = |v: f32| Array::from_f32(&[v], &[]);
-    let (posinf, neginf) = (posinf.unwrap_or(f32::MAX), neginf.unwrap_or(-f32::MAX));
+    let scalar = |v: f32| crate::ops::creation::scalar(v as f64, dtype);
+    let largest = largest_finite(dtype);
+    let (posinf, neginf) = (posinf.unwrap_or(largest), neginf.unwrap_or(-largest));
     let positive = crate::ops::binary(
         crate::graph::primitive::BinaryOp::Greater,
         x,

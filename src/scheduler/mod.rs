@@ -183,7 +183,7 @@ impl Scheduler {
     pub async fn read_words(&self, array: &Array) -> Result<HostWords> {
         let words = self.read(std::slice::from_ref(array)).await?.remove(0);
         let data = array.data().expect("read() leaves the array evaluated");
-        if data.is_dense(array.shape()) {
+        if data.is_dense(array.shape(), array.dtype()) {
             return Ok(words);
         }
         let host = crate::cpu::HostInput {

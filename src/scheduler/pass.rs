@@ -207,9 +207,11 @@ fn run_on_gpu(
     }
     // A one-element input only on the host goes to an elementwise kernel as a word: uploading
     // it would make a buffer and a write for every `add(x, 1)`.
-    let takes_words = node.primitive().is_some_and(|p| gpu::eval::takes_words(&p));
+    // The packed dtypes' kernels read buffers only.
+    let takes_words =
+        node.primitive().is_some_and(|p| gpu::eval::takes_words(&p)) && !node.dtype().is_packed();
     let word_of = |x: &Array, d: &Data| {
-        let host = (takes_words && x.is_host_scalar())
+        let host = (takes_words && !x.dtype().is_packed() && x.is_host_scalar())
             .then(|| d.storage.host_words())
             .flatten()?;
         host.get(d.layout.offset).copied()
@@ -242,7 +244,7 @@ fn run_on_gpu(
         .collect();
     batch.label(node.primitive().map_or("array", |p| p.name()), node.shape());
     let buffer = gpu::eval::eval(gpu, batch, node, inputs, &gpu_inputs)?;
-    Ok(Storage::from_gpu(buffer, node.size()))
+    Ok(Storage::from_gpu(buffer, node.dtype().words(node.size())))
 }
 
 /// The data of an input, which dependency order guarantees has run.

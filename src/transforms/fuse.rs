@@ -379,7 +379,11 @@ fn is_fusable(node: &Array, inputs: &[Array]) -> bool {
         node.primitive(),
         Some(Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where)
     );
+    // Fused programs read and write word dtypes only: the casts that widen and round the
+    // packed dtypes stay nodes of their own.
+    let packed = node.dtype().is_packed() || inputs.iter().any(|x| x.dtype().is_packed());
     elementwise
+        && !packed
         && node.size() > 0
         && inputs.iter().all(|x| {
             let row = || is_row(x.shape(), node.shape(), node.device());

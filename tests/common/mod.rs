@@ -53,9 +53,14 @@ impl Rng {
     }
 }
 
-/// `n` random words of `dtype`: floats over several magnitudes with some special values,
-/// integers over their whole range, bools 0/1.
+/// `n` random elements of `dtype`, as its storage words: floats over several magnitudes with
+/// some special values, integers over their whole range, bools 0/1. The packed dtypes are
+/// the word dtypes' values rounded (floats) or wrapped (integers) to them.
 pub fn random_words(dtype: DType, n: usize, seed: u64) -> Vec<u32> {
+    if dtype.is_packed() {
+        let wide = random_words(dtype.compute(), n, seed);
+        return tandem::dtype::packed::narrow_all(&wide, dtype);
+    }
     let mut rng = Rng::new(seed);
     (0..n)
         .map(|_| match dtype {
@@ -65,6 +70,7 @@ pub fn random_words(dtype: DType, n: usize, seed: u64) -> Vec<u32> {
                 0 => rng.next_u32(),
                 _ => (rng.next_u32() % 21).wrapping_sub(10),
             },
+            packed => unreachable!("{packed:?} is made from its compute dtype above"),
         })
         .collect()
 }
@@ -103,7 +109,10 @@ pub fn close(got: u32, expected: u32, rtol: f32, atol: f32) -> bool {
 }
 
 /// Asserts that `got` matches `expected` element by element: exactly for integer and bool
-/// dtypes, within tolerance for float32. The message names the first mismatch.
+/// dtypes, within tolerance for the floats. The message names the first mismatch. Packed
+/// dtypes compare as their compute dtype's words; where a tolerance is allowed at all, a
+/// half float also allows one step of its own precision (two computations that agree to
+/// float32's tolerance can round to neighbouring halves).
 pub fn assert_matches(
     what: &str,
     dtype: DType,
@@ -113,6 +122,25 @@ pub fn assert_matches(
     atol: f32,
 ) {
     assert_eq!(got.len(), expected.len(), "{what}: lengths differ");
+    if dtype.is_packed() {
+        let n = got.len() * dtype.per_word();
+        let (g, e) = (
+            tandem::dtype::packed::unpack(got, dtype, n),
+            tandem::dtype::packed::unpack(expected, dtype, n),
+        );
+        let step = if dtype == DType::BFloat16 {
+            2f32.powi(-7)
+        } else {
+            2f32.powi(-10)
+        };
+        let loose = rtol > 0.0 || atol > 0.0;
+        let rtol = if loose && dtype.is_float() {
+            rtol.max(step)
+        } else {
+            rtol
+        };
+        return assert_matches(what, dtype.compute(), &g, &e, rtol, atol);
+    }
     for (i, (&g, &e)) in got.iter().zip(expected).enumerate() {
         let ok = if dtype == DType::Float32 {
             close(g, e, rtol, atol)

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use tandem::dtype::packed;
 use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::ops::{self, SplitAt};
 use tandem::{Array, DType, Device, Runtime};
@@ -115,12 +116,16 @@ async fn run_case(
                 got.shape()
             ));
         }
-        let mut words = runtime
+        let stored = runtime
             .read_words(got)
             .await
             .map_err(|e| e.to_string())?
             .to_vec();
-        let mut want_words = words_of(&want["data"], dtype);
+        // Packed results compare as their compute dtype's words (exact widenings).
+        let n = got.size();
+        let mut words = packed::unpack(&stored, dtype, n);
+        let mut want_words = packed::unpack(&words_of(&want["data"], dtype), dtype, n);
+        let dtype = dtype.compute();
         if flush && dtype == DType::Float32 {
             words = words.into_iter().map(as_flushed_zero).collect();
             want_words = want_words.into_iter().map(as_flushed_zero).collect();
@@ -163,14 +168,15 @@ async fn reference_on_cpu(
     let outputs = apply(op, params, inputs, Device::Cpu).map_err(|e| e.to_string())?;
     let mut specs = Vec::new();
     for out in outputs {
-        let words = runtime.read_words(&out).await.map_err(|e| e.to_string())?;
+        let stored = runtime.read_words(&out).await.map_err(|e| e.to_string())?;
+        let words = packed::unpack(&stored, out.dtype(), out.size());
         let data: Vec<Value> = words
             .iter()
-            .map(|&w| match out.dtype() {
+            .map(|&w| match out.dtype().compute() {
                 DType::Float32 => float_value(f32::from_bits(w)),
                 DType::Int32 => Value::from(w as i32),
                 DType::Bool => Value::from(w != 0),
-                DType::Uint32 => Value::from(w),
+                _ => Value::from(w),
             })
             .collect();
         specs.push(
@@ -232,11 +238,15 @@ fn show(word: u32, dtype: DType) -> String {
     }
 }
 
+/// The storage words of a golden array's data (packed for the packed dtypes; their values
+/// are exact in the JSON, so rounding them to the dtype changes nothing).
 fn words_of(data: &Value, dtype: DType) -> Vec<u32> {
-    data.as_array()
+    let compute = dtype.compute();
+    let wide: Vec<u32> = data
+        .as_array()
         .unwrap()
         .iter()
-        .map(|v| match (v, dtype) {
+        .map(|v| match (v, compute) {
             (Value::Bool(b), _) => u32::from(*b),
             (Value::String(s), _) => match s.as_str() {
                 "nan" => f32::NAN.to_bits(),
@@ -247,7 +257,8 @@ fn words_of(data: &Value, dtype: DType) -> Vec<u32> {
             (v, DType::Int32) => v.as_i64().unwrap() as i32 as u32,
             (v, _) => v.as_u64().unwrap() as u32,
         })
-        .collect()
+        .collect();
+    packed::narrow_all(&wide, dtype)
 }
 
 fn array_of(spec: &Value) -> Array {

@@ -184,30 +184,44 @@ async fn an_8_mib_cache_limit_holds_and_drops_the_least_recently_freed() {
     set_cache_limit(previous).unwrap();
 }
 
-/// Active is at most reserved; current is allocated less freed; the pools add up.
-fn assert_consistent() {
-    for pool in ["all", "large_pool", "small_pool", "cpu", "gpu"] {
+const METRICS: [&str; 9] = [
+    "allocation",
+    "segment",
+    "active",
+    "allocated_bytes",
+    "reserved_bytes",
+    "active_bytes",
+    "requested_bytes",
+    "inactive_split",
+    "inactive_split_bytes",
+];
+const POOLS: [&str; 5] = ["all", "large_pool", "small_pool", "cpu", "gpu"];
+
+/// Per metric and pool, `current - (allocated - freed)`: zero unless the accumulated counts
+/// were reset while blocks were live (another test's `resetAccumulatedMemoryStats`), and
+/// constant from then on.
+fn drift() -> Vec<f64> {
+    let mut out = Vec::new();
+    for pool in POOLS {
+        for metric in METRICS {
+            let key = |f: &str| stat(&format!("{metric}.{pool}.{f}"));
+            out.push(key("current") - (key("allocated") - key("freed")));
+        }
+    }
+    out
+}
+
+/// Active is at most reserved; current moves exactly as allocated less freed (from the
+/// `drift` at the start); the pools add up.
+fn assert_consistent(start: &[f64]) {
+    assert_eq!(drift(), start, "current moves as allocated less freed");
+    for pool in POOLS {
         assert!(
             stat(&format!("active_bytes.{pool}.current"))
                 <= stat(&format!("reserved_bytes.{pool}.current"))
         );
-        for metric in [
-            "allocation",
-            "segment",
-            "active",
-            "allocated_bytes",
-            "reserved_bytes",
-            "active_bytes",
-            "requested_bytes",
-            "inactive_split",
-            "inactive_split_bytes",
-        ] {
+        for metric in METRICS {
             let key = |f: &str| stat(&format!("{metric}.{pool}.{f}"));
-            assert_eq!(
-                key("current"),
-                key("allocated") - key("freed"),
-                "{metric}.{pool}"
-            );
             assert!(key("peak") >= key("current"), "{metric}.{pool}");
         }
     }
@@ -249,6 +263,7 @@ async fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
     }
     collect_garbage().await;
     let base = get_active_memory();
+    let start = drift();
     let mut seed = 12345u32;
     let mut next = move || {
         seed ^= seed << 13;
@@ -289,11 +304,11 @@ async fn ten_thousand_random_ops_keep_exact_accounts_and_correct_data() {
         }
         if step % 101 == 0 {
             eval(&held.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>()).await;
-            assert_consistent();
+            assert_consistent(&start);
         }
     }
     eval(&held.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>()).await;
-    assert_consistent();
+    assert_consistent(&start);
     let rounded = |bytes: u64| tandem::memory::policy::rounded(bytes) as f64;
     let mut seen = std::collections::HashSet::new();
     let held_bytes: f64 = held

@@ -135,7 +135,8 @@ impl UnaryOp {
         }
     }
 
-    /// Whether the op computes in floating point, so integer inputs become `float32`.
+    /// Whether the op computes in floating point, so integer inputs become `float32` (float
+    /// inputs keep their dtype, as in MLX: `sqrt` of `float16` is `float16`).
     pub fn is_float_only(self) -> bool {
         use UnaryOp::*;
         matches!(
@@ -189,7 +190,7 @@ impl UnaryOp {
             (UnaryOp::LogicalNot, _) => DType::Bool,
             (op, _) if op.is_float_test() => DType::Bool,
             (UnaryOp::Relu, DType::Bool) => DType::Int32,
-            (op, _) if op.is_float_only() => DType::Float32,
+            (op, d) if op.is_float_only() && !d.is_float() => DType::Float32,
             _ => dtype,
         }
     }
@@ -298,10 +299,13 @@ impl BinaryOp {
     }
 
     /// The dtype both operands are converted to before the op: the promoted dtype, except that
-    /// `divide` of integers is true division in `float32` and logical ops work on `bool`.
+    /// `divide` of integers is true division in `float32` (a float type keeps its own) and
+    /// logical ops work on `bool`.
     pub fn compute_dtype(self, promoted: DType) -> DType {
         match self {
-            BinaryOp::Divide | BinaryOp::LogAddExp | BinaryOp::Arctan2 => DType::Float32,
+            BinaryOp::Divide | BinaryOp::LogAddExp | BinaryOp::Arctan2 if !promoted.is_float() => {
+                DType::Float32
+            }
             BinaryOp::LogicalAnd | BinaryOp::LogicalOr => DType::Bool,
             _ => promoted,
         }

@@ -49,11 +49,13 @@ impl ReduceOp {
         }
     }
 
-    /// The result dtype: indices are `uint32`; sums and products of bools count in `int32`.
+    /// The result dtype: indices are `uint32`; sums and products of bools and `int8` count
+    /// in `int32`, of `uint8` in `uint32` (MLX's rules).
     pub fn out_dtype(self, dtype: DType) -> DType {
         match (self, dtype) {
             (ReduceOp::ArgMax | ReduceOp::ArgMin, _) => DType::Uint32,
-            (ReduceOp::Sum | ReduceOp::Prod, DType::Bool) => DType::Int32,
+            (ReduceOp::Sum | ReduceOp::Prod, DType::Bool | DType::Int8) => DType::Int32,
+            (ReduceOp::Sum | ReduceOp::Prod, DType::Uint8) => DType::Uint32,
             _ => dtype,
         }
     }
@@ -154,11 +156,12 @@ impl ScanOp {
         }
     }
 
-    /// The result dtype, MLX's: sums of bools count in int32, `logcumsumexp` is float32,
-    /// the rest keep the input's (a running product of bools is their running "and").
+    /// The result dtype, MLX's: sums of bools count in int32, `logcumsumexp` is float32
+    /// for integers, the rest keep the input's (a running product of bools is their running
+    /// "and").
     pub fn out_dtype(self, dtype: DType) -> DType {
         match (self, dtype) {
-            (ScanOp::LogAddExp, _) => DType::Float32,
+            (ScanOp::LogAddExp, d) if !d.is_float() => DType::Float32,
             (ScanOp::Sum, DType::Bool) => DType::Int32,
             _ => dtype,
         }
@@ -298,6 +301,14 @@ pub enum Primitive {
 }
 
 impl Primitive {
+    /// Whether the primitive's kernels read and write the packed dtypes (`float16`,
+    /// `bfloat16`, `int8`, `uint8`) themselves. Others compute in the compute dtypes, with
+    /// their packed inputs widened and their output rounded by `astype` nodes around them
+    /// (`Array::from_primitive`).
+    pub fn takes_packed(&self) -> bool {
+        matches!(self, Primitive::Unary(UnaryOp::Cast) | Primitive::View(_))
+    }
+
     /// The op's name, as profiles and memory snapshots report it.
     pub fn name(&self) -> &'static str {
         match self {

@@ -76,7 +76,7 @@ fn scalar_for(op: &str, value: &JsValue, dtype: DType) -> Result<Array> {
         ))
     })?;
     let dtype = match dtype {
-        DType::Float32 => DType::Float32,
+        float if float.is_float() => float,
         _ if x.fract() != 0.0 || !x.is_finite() => DType::Float32,
         DType::Bool => DType::Int32,
         integer => integer,

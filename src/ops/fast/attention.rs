@@ -76,7 +76,7 @@ pub fn scaled_dot_product_attention(
     let scores = binary(
         BinaryOp::Multiply,
         &reshape(&matmul(&q5, &keys, stream)?, &dims(&[b, hq, l, s]), stream)?,
-        &Array::from_f32(&[scale], &[])?,
+        &crate::ops::creation::scalar(scale as f64, q5.dtype())?,
         stream,
     )?;
     let masked = apply_mask(&scores, mask, (l, s), stream)?;
@@ -98,10 +98,14 @@ fn apply_mask(
     (l, s): (usize, usize),
     stream: Stream,
 ) -> Result<Array> {
-    let minus_inf = || Array::from_f32(&[f32::NEG_INFINITY], &[]);
+    let minus_inf = || crate::ops::creation::scalar(f64::NEG_INFINITY, scores.dtype());
     match mask {
         AttentionMask::None => Ok(scores.clone()),
-        AttentionMask::Additive(m) => binary(BinaryOp::Add, scores, &as_float(m, stream), stream),
+        AttentionMask::Additive(m) => {
+            // In the scores' dtype, as MLX casts the mask to the output's.
+            let m = crate::ops::astype(m, scores.dtype(), stream);
+            binary(BinaryOp::Add, scores, &m, stream)
+        }
         AttentionMask::Keep(m) if m.dtype() == DType::Bool => {
             where_(m, scores, &minus_inf()?, stream)
         }

@@ -7,7 +7,6 @@ mod attention;
 pub use attention::{AttentionMask, Rope, rope, scaled_dot_product_attention};
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::Primitive;
 use crate::graph::shape::fmt_shape;
@@ -54,11 +53,17 @@ fn norm(
         bias: bias.is_some(),
         eps: eps.to_bits(),
     };
+    // MLX's output type: x's, promoted with the weight's and the bias's.
+    let dtype = inputs
+        .iter()
+        .map(Array::dtype)
+        .reduce(crate::dtype::promote)
+        .expect("x is an input");
     Ok(Array::from_primitive(
         primitive,
         inputs,
         x.shape().to_vec(),
-        DType::Float32,
+        dtype,
         stream,
     ))
 }

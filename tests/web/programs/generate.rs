@@ -14,7 +14,9 @@ pub struct Known {
     pub dtype: String,
 }
 
-const DTYPES: [&str; 4] = ["float32", "int32", "uint32", "bool"];
+const DTYPES: [&str; 8] = [
+    "float32", "int32", "uint32", "bool", "float16", "bfloat16", "int8", "uint8",
+];
 
 /// What the generator knows when it proposes: the live arrays, the next array's index, and
 /// the promises started and not yet awaited.
@@ -104,8 +106,8 @@ fn values(rng: &mut Rng, dtype: &str, n: usize) -> Vec<f64> {
     (0..n)
         .map(|_| match dtype {
             "bool" => rng.below(2) as f64,
-            "uint32" => rng.below(8) as f64,
-            "int32" => rng.below(11) as f64 - 5.0,
+            "uint32" | "uint8" => rng.below(8) as f64,
+            "int32" | "int8" => rng.below(11) as f64 - 5.0,
             _ => match rng.below(24) {
                 0 => f64::NAN,
                 1 => f64::INFINITY,
@@ -123,7 +125,8 @@ fn typed_kind(dtype: &str) -> &'static str {
     match dtype {
         "int32" => "Int32Array",
         "uint32" => "Uint32Array",
-        "bool" => "Uint8Array",
+        "int8" => "Int8Array",
+        "bool" | "uint8" => "Uint8Array",
         _ => "Float32Array",
     }
 }
@@ -132,7 +135,8 @@ fn typed_kind(dtype: &str) -> &'static str {
 pub fn data(rng: &mut Rng, shape: &[usize], dtype: &'static str) -> Step {
     let n = shape.iter().product();
     let mut opts = vec![("shape", ints(shape))];
-    if dtype == "bool" || rng.chance(20) {
+    // bool and the half floats come from another typed array, so they must say their dtype.
+    if matches!(dtype, "bool" | "float16" | "bfloat16") || rng.chance(20) {
         opts.push(("dtype", Arg::Str(dtype)));
     }
     Step::Make {

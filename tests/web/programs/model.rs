@@ -128,7 +128,7 @@ pub fn model_op(
         }
         _ => {
             // einsum of x alone: its axes permuted, some summed away; or conv1d of a rank-3 x.
-            if rank == 3 && rng.chance(40) {
+            if rank == 3 && rng.chance(60) {
                 let shape = [1 + rng.below(2), 1 + rng.below(2), x.shape[2]];
                 let weight = new(rng, &shape, "float32");
                 opts.push(("padding", Arg::Num(rng.below(2) as f64)));

@@ -254,8 +254,12 @@ fn typed(kind: &str, values: &[f64]) -> JsValue {
             let v: Vec<u32> = values.iter().map(|&x| x as u32).collect();
             Uint32Array::from(&v[..]).into()
         }
+        "Int8Array" => {
+            let v: Vec<i8> = values.iter().map(|&x| x as i8).collect();
+            js_sys::Int8Array::from(&v[..]).into()
+        }
         _ => {
-            let v: Vec<u8> = values.iter().map(|&x| x as u8).collect();
+            let v: Vec<u8> = values.iter().map(|&x| x as i8 as u8).collect();
             Uint8Array::from(&v[..]).into()
         }
     }
@@ -281,6 +285,20 @@ pub fn words_of(value: &JsValue) -> Vec<u64> {
     }
     if let Some(u) = value.dyn_ref::<Uint32Array>() {
         return u.to_vec().into_iter().map(u64::from).collect();
+    }
+    if let Some(i) = value.dyn_ref::<js_sys::Int8Array>() {
+        return i.to_vec().into_iter().map(|x| x as u8 as u64).collect();
+    }
+    // A Float16Array (the only 2-byte array a read gives), as its bits.
+    let width = js_sys::Reflect::get(value, &"BYTES_PER_ELEMENT".into()).ok();
+    if width.and_then(|w| w.as_f64()) == Some(2.0) {
+        let view: js_sys::Uint8Array = value.clone().unchecked_into();
+        let halves = js_sys::Uint16Array::new_with_byte_offset_and_length(
+            &view.buffer(),
+            view.byte_offset(),
+            view.byte_length() / 2,
+        );
+        return halves.to_vec().into_iter().map(u64::from).collect();
     }
     let bytes: Uint8Array = value.clone().unchecked_into();
     bytes.to_vec().into_iter().map(u64::from).collect()

@@ -1,0 +1,165 @@
+//! The packed dtypes (`float16`, `bfloat16`, `int8`, `uint8`): stored 2 or 1 bytes an element
+//! on both devices, converted with one rounding, computed in their compute dtypes, and
+//! counted at their size in every memory figure.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{gpu_runtime, random_words, same_on_both, words};
+use tandem::dtype::packed;
+use tandem::graph::primitive::{BinaryOp, ReduceOp};
+use tandem::{Array, DType, Device, ops};
+
+const PACKED: [DType; 4] = [DType::Float16, DType::BFloat16, DType::Int8, DType::Uint8];
+
+/// f32 bits that exercise rounding: ties, subnormals of every target, overflow, NaN payloads.
+fn hard_f32_bits() -> Vec<u32> {
+    let mut bits = vec![
+        0x3f80_1000, // 1 + 2^-11: a float16 tie, to even (down)
+        0x3f80_3000, // 1 + 3 * 2^-11: a float16 tie, to even (up)
+        0x3f80_8000, // a bfloat16 tie, to even (down)
+        0x3f81_8000, // a bfloat16 tie, to even (up)
+        0x3380_0000, // 2^-24: the least float16 subnormal
+        0x3300_0000, // 2^-25: a tie between 0 and it, to even (0)
+        0x3300_0001, // just above: rounds up
+        0x477f_f000, // 65520: rounds to float16 infinity
+        0x477f_efff, // just below: 65504
+        0x7fc0_0001,
+        0xff80_0001, // a signalling NaN, negative
+        0x7f80_0000,
+        0x8000_0000,
+        0x0000_0001, // the least float32 subnormal
+        0x7f7f_ffff,
+    ];
+    bits.extend(random_words(DType::Float32, 2000, 7));
+    let mut state = 12345u32;
+    bits.extend((0..2000).map(|_| {
+        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+        state
+    }));
+    bits
+}
+
+#[test]
+fn float32_rounds_to_the_halves_with_the_same_bits_on_both_devices() {
+    let runtime = gpu_runtime();
+    let bits = hard_f32_bits();
+    let x = Array::from_words(bits.clone(), &[bits.len()], DType::Float32).unwrap();
+    for dtype in [DType::Float16, DType::BFloat16] {
+        let expected = packed::narrow_all(&bits, dtype);
+        for device in [Device::Cpu, Device::Gpu] {
+            let y = ops::astype(&x, dtype, device);
+            assert_eq!(words(&runtime, &y), expected, "{dtype:?} on {device:?}");
+            // Widening is exact: every half comes back as itself.
+            let back = ops::astype(&ops::astype(&y, DType::Float32, device), dtype, device);
+            assert_eq!(
+                words(&runtime, &back),
+                expected,
+                "{dtype:?} round trip on {device:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_pair_of_dtypes_converts_alike_on_both_devices() {
+    let runtime = gpu_runtime();
+    for (k, from) in DType::ALL.into_iter().enumerate() {
+        // An odd length leaves a last word half or three-quarters used.
+        let n = 1001;
+        let x = Array::from_words(random_words(from, n, k as u64), &[n], from).unwrap();
+        for to in DType::ALL {
+            same_on_both(&runtime, &format!("{from:?} to {to:?}"), |d| {
+                Ok(ops::astype(&x, to, d))
+            });
+        }
+    }
+}
+
+#[test]
+fn views_of_packed_arrays_read_the_right_elements() {
+    let runtime = gpu_runtime();
+    for dtype in PACKED {
+        let x = Array::from_words(random_words(dtype, 5 * 7, 3), &[5, 7], dtype).unwrap();
+        let wide = |a: &Array, d| ops::astype(a, dtype.compute(), d);
+        // A transpose, a slice from an odd element with a step, and a broadcast.
+        same_on_both(&runtime, &format!("{dtype:?} transpose"), |d| {
+            let t = ops::transpose(&x, None, d)?;
+            Ok(wide(&ops::astype(&t, dtype, d), d))
+        });
+        same_on_both(&runtime, &format!("{dtype:?} slice"), |d| {
+            let s = ops::slice(&x, &[1, 1], &[5, 7], Some(&[2, 3]), d)?;
+            Ok(wide(&ops::reshape(&s, &[-1], d)?, d))
+        });
+        let t = ops::transpose(&x, None, Device::Cpu).unwrap();
+        let expected: Vec<u32> = (0..35)
+            .map(|i| packed::element(&words(&runtime, &x), dtype, (i % 5) * 7 + i / 5))
+            .collect();
+        let got = words(&runtime, &ops::astype(&t, dtype.compute(), Device::Gpu));
+        assert_eq!(got, expected, "{dtype:?} transpose against the host");
+    }
+}
+
+#[test]
+fn arithmetic_rounds_once_to_the_result_dtype() {
+    let runtime = gpu_runtime();
+    let a = Array::from_f32(&[1.0, 2.5, 1e-3, 70000.0], &[4]).unwrap();
+    let b = Array::from_f32(&[2.0, -0.25, 3.0, 1.0], &[4]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let (ha, hb) = (
+            ops::astype(&a, DType::Float16, device),
+            ops::astype(&b, DType::Float16, device),
+        );
+        let sum = ops::binary(BinaryOp::Add, &ha, &hb, device).unwrap();
+        assert_eq!(sum.dtype(), DType::Float16);
+        let got = packed::unpack(&words(&runtime, &sum), DType::Float16, 4);
+        // 1e-3 is 0.0010004 in float16, over half of 3's spacing (2^-9): the sum rounds up.
+        let expected: Vec<f32> = vec![3.0, 2.25, 3.0019531, f32::INFINITY];
+        assert_eq!(
+            got,
+            expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        // int8 wraps like C.
+        let i = ops::astype(
+            &Array::from_slice(&[100i32, -100], &[2]).unwrap(),
+            DType::Int8,
+            device,
+        );
+        let twice = ops::binary(BinaryOp::Add, &i, &i, device).unwrap();
+        assert_eq!(twice.dtype(), DType::Int8);
+        assert_eq!(
+            packed::unpack(&words(&runtime, &twice), DType::Int8, 2),
+            [(-56i32) as u32, 56]
+        );
+        let total = ops::reduce(ReduceOp::Sum, &i, None, false, device).unwrap();
+        assert_eq!(total.dtype(), DType::Int32);
+        assert_eq!(words(&runtime, &total), [0]);
+    }
+}
+
+#[test]
+fn packed_arrays_count_their_own_bytes() {
+    let runtime = gpu_runtime();
+    use tandem::memory::Scope;
+    let active = || tandem::memory::stats().active_bytes.get(Scope::All).current;
+    let x = Array::from_f32(&vec![1.0; 1 << 16], &[1 << 16]).unwrap();
+    // x gets its GPU copy first, so that only the results' bytes are counted below.
+    let warm = ops::astype(&x, DType::Float16, Device::Gpu);
+    pollster::block_on(runtime.evaluate(&[warm])).unwrap();
+    for dtype in PACKED {
+        for device in [Device::Cpu, Device::Gpu] {
+            let before = active();
+            let y = ops::astype(&x, dtype, device);
+            pollster::block_on(runtime.evaluate(std::slice::from_ref(&y))).unwrap();
+            assert_eq!(
+                active() - before,
+                (dtype.size() << 16) as u64,
+                "{dtype:?} {device:?}"
+            );
+            assert_eq!(y.nbytes(), dtype.size() << 16);
+            drop(y);
+            pollster::block_on(runtime.synchronize()).unwrap();
+            assert_eq!(active(), before, "{dtype:?} {device:?} freed");
+        }
+    }
+}
