@@ -1050,6 +1050,52 @@ export function split<D extends DType>(
 ): NDArray<D>[];
 
 // ---------------------------------------------------------------------------------------------
+// Weights files
+// safetensors and NumPy's .npy, told apart by their content (MLX's mx.load, mx.save,
+// mx.save_safetensors).
+// ---------------------------------------------------------------------------------------------
+
+/** Where {@link load} reads a file from: a URL (fetched), a `Response`, a `Blob` (a `File`
+ * too), an `ArrayBuffer` or a `Uint8Array`. */
+export type WeightsSource = string | Response | Blob | ArrayBuffer | Uint8Array;
+
+/** Options of {@link load}. */
+export interface LoadOptions extends StreamOptions {
+  /** Converts the file's float tensors to this float dtype as they arrive (integer and bool
+   * tensors keep theirs, as MLX's loaders convert only float weights). */
+  dtype?: FloatDType;
+  /** Called as bytes arrive, once the header has told the file's size; last with
+   * `bytesRead === bytesTotal`. An exception thrown here ends the load with it. */
+  onProgress?: (bytesRead: number, bytesTotal: number) => void;
+}
+
+/**
+ * Reads a weights file: a safetensors file as a record of arrays by name (in file order), a
+ * `.npy` file as one array. Each tensor is made as soon as its bytes have arrived, and with
+ * `opts.stream` on the GPU it goes there at once, so a load holds at most one tensor's bytes
+ * twice. The header is checked before any data is read: a file whose tensors would not fit
+ * under the memory limit fails with `MemoryLimitError`, a dtype tandem lacks (`F64`, `I16`,
+ * `'<f8'`, …) with a `DTypeError` naming the tensor, and a malformed or truncated file with a
+ * `ValueError` naming the offset or the tensor. A failed load leaves nothing allocated.
+ *
+ * ```ts
+ * const weights = await tn.load("model.safetensors", {
+ *   stream: "gpu",
+ *   onProgress: (read, total) => console.log(`${Math.round((100 * read) / total)}%`),
+ * });
+ * ```
+ */
+export function load(source: WeightsSource, opts?: LoadOptions): Promise<NDArray | Record<string, NDArray>>;
+/**
+ * The safetensors bytes of `arrays` (every dtype, written little-endian, `bool` one byte an
+ * element) with string `metadata`, readable by the `safetensors` Python package and `mx.load`.
+ */
+export function saveSafetensors(arrays: Record<string, NDArray>, metadata?: Record<string, string>): Promise<Uint8Array>;
+/** The `.npy` bytes (NumPy format 1.0) of one array; `bfloat16` is written as MLX writes it,
+ * two raw bytes (`'<V2'`), which `mx.load` reads back as bfloat16. */
+export function save(array: NDArray): Promise<Uint8Array>;
+
+// ---------------------------------------------------------------------------------------------
 // Lifetimes and profiles
 // ---------------------------------------------------------------------------------------------
 

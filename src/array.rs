@@ -190,6 +190,9 @@ impl Array {
     /// A primitive whose kernels do not read or write packed dtypes, on packed inputs or
     /// output: its packed inputs are widened to their compute dtypes by `astype` nodes, it
     /// computes in the compute dtype of `dtype`, and an `astype` rounds the result once.
+    /// Where the operands of an elementwise op promote to a packed dtype, each is first
+    /// converted to it, as MLX converts them: `bfloat16 + int32` rounds the integer to
+    /// bfloat16 before the sum.
     fn through_compute(
         primitive: Primitive,
         inputs: Vec<Array>,
@@ -197,7 +200,22 @@ impl Array {
         dtype: DType,
         stream: Stream,
     ) -> Array {
-        let inputs = inputs.into_iter().map(|x| widened(x, stream)).collect();
+        let dtypes: Vec<DType> = inputs.iter().map(Array::dtype).collect();
+        let promoted = primitive
+            .operand_dtype(&dtypes)
+            .filter(|(to, _)| to.is_packed());
+        let inputs = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(k, x)| match &promoted {
+                Some((to, operands)) if operands.contains(&k) && x.dtype() != *to => {
+                    let x_shape = x.shape().to_vec();
+                    Array::node(x_shape, *to, stream, Some(CAST), vec![x])
+                }
+                _ => x,
+            })
+            .map(|x| widened(x, stream))
+            .collect();
         let node = Array::from_primitive(primitive, inputs, shape, dtype.compute(), stream);
         if !dtype.is_packed() {
             return node;

@@ -31,6 +31,7 @@ pub mod startup;
 pub mod storage;
 pub mod stream;
 pub mod transforms;
+pub mod weights;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;

@@ -276,6 +276,23 @@ impl Runtime {
         self.profiler.finish().await
     }
 
+    /// Moves an array made from data to `device` now rather than at its first use there:
+    /// on the GPU, its buffer is written, the GPU's creation of it confirmed, and the host copy
+    /// let go, so that a weights file streamed in holds one copy of each tensor. Without a
+    /// GPU, or for the CPU, the data stays on the host.
+    pub async fn place(&self, array: &Array, device: Device) -> Result<()> {
+        let (Some(gpu), Device::Gpu) = (self.gpu(), device) else {
+            return Ok(());
+        };
+        let Some(storage) = array.storage() else {
+            return Ok(());
+        };
+        storage.ensure_gpu(|words| crate::gpu::device::buffers::upload_words(gpu, words))?;
+        crate::memory::device_errors::verify().await?;
+        storage.drop_copy(Device::Cpu);
+        Ok(())
+    }
+
     /// Resolves once all work started so far has finished, readbacks included.
     pub async fn synchronize(&self) -> Result<()> {
         self.scheduler.synchronize().await

@@ -163,3 +163,27 @@ fn packed_arrays_count_their_own_bytes() {
         }
     }
 }
+
+/// MLX converts the operands of an elementwise op to their promoted dtype first: an int32 of
+/// 257 next to bfloat16 becomes 256 before the op (MLX 0.32.4 gives each value below).
+#[test]
+fn operands_round_to_the_promoted_half_dtype_first() {
+    let runtime = gpu_runtime();
+    let half = |v: f32, device| {
+        let x = Array::from_f32(&[v], &[1]).unwrap();
+        ops::astype(&x, DType::BFloat16, device)
+    };
+    let int = Array::from_slice(&[257i32], &[1]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let sum = ops::binary(BinaryOp::Add, &half(0.5, device), &int, device).unwrap();
+        let wide = packed::unpack(&words(&runtime, &sum), DType::BFloat16, 1);
+        assert_eq!(f32::from_bits(wide[0]), 256.0, "{device:?}");
+        let less = ops::binary(BinaryOp::Less, &half(256.0, device), &int, device).unwrap();
+        assert_eq!(words(&runtime, &less), [0], "{device:?}");
+        let cond = Array::from_bool(&[true], &[1]).unwrap();
+        let pick = ops::where_(&cond, &int, &half(1.0, device), device).unwrap();
+        assert_eq!(pick.dtype(), DType::BFloat16);
+        let wide = packed::unpack(&words(&runtime, &pick), DType::BFloat16, 1);
+        assert_eq!(f32::from_bits(wide[0]), 256.0, "{device:?}");
+    }
+}

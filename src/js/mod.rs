@@ -24,6 +24,7 @@ pub mod store;
 pub mod stream;
 pub mod tidy;
 pub mod torch;
+pub mod weights;
 
 use std::cell::RefCell;
 

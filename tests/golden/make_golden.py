@@ -9,14 +9,24 @@ linspace, eye). For each case it
 
 1. computes the expected output with ``mlx.core`` on the CPU device (MLX is the semantic
    reference: dtype promotion, NaN handling, integer wrap-around, ...);
-2. computes an independent NumPy reference (float ops in float64, then cast to float32;
-   integer ops in int64/uint64, then wrapped to 32 bits; MLX-specific semantics such as
-   ``sign(nan) == 0`` or ``bool - bool == xor`` are spelled out explicitly in the reference);
+2. computes an independent NumPy reference (float ops in float64, then rounded once to the
+   result's float dtype; integer ops in int64/uint64 or Python ints, then wrapped to 32 or 8
+   bits; MLX-specific semantics such as ``sign(nan) == 0`` or ``bool - bool == xor`` are
+   spelled out explicitly in the reference);
 3. asserts that MLX and the reference agree within the case's tolerance
    ``|actual - expected| <= atol + rtol * |expected|`` (NaN matches NaN, infinities must
    match exactly, and for exact cases (rtol = atol = 0) the sign of zero must match too);
-   any disagreement stops the script with an error;
-4. asserts that every output dtype is one of tandem's dtypes (float32, int32, uint32, bool).
+   any disagreement stops the script with an error; for the packed dtypes' reductions, scans,
+   softmax, matmul and norms it also asserts that a model of tandem's own computation (float32
+   inside each kernel, rounded once at each kernel's store) lies within the tolerance of MLX;
+4. asserts that every input and output dtype is one of tandem's dtypes (float32, int32,
+   uint32, bool, and the packed float16, bfloat16, int8, uint8), and that no bfloat16 value
+   is subnormal unless the case also holds a float32 subnormal (see check_subnormals).
+
+The packed dtypes' cases (``half_cases``, after all the others) take their inputs as MLX arrays
+of the dtype, so every value is exact in it; NumPy holds bfloat16 as uint16 bit patterns. Their
+tolerances, and the inputs left out where MLX's half-precision result is off, are described
+where they are made ("packed dtypes" below).
 
 Deliberate exceptions (see KNOWN_MLX_CPU_DEVIATIONS below), where MLX's CPU result is a bug
 or contradicts tandem's accuracy promise, and the golden value is the float64 reference instead:
@@ -48,9 +58,16 @@ import numpy as np
 mx.set_default_device(mx.cpu)
 
 F32, I32, U32, BOOL = "float32", "int32", "uint32", "bool"
-NP_DT = {F32: np.float32, I32: np.int32, U32: np.uint32, BOOL: np.bool_}
-MX_DT = {F32: mx.float32, I32: mx.int32, U32: mx.uint32, BOOL: mx.bool_}
+F16, BF16, I8, U8 = "float16", "bfloat16", "int8", "uint8"  # tandem's packed dtypes
+# NumPy has no bfloat16: a bfloat16 array is held here as a uint16 array of its bit patterns
+# (tandem has no uint16 dtype, so the two cannot be confused); see bf16_bits / widen.
+NP_DT = {F32: np.float32, I32: np.int32, U32: np.uint32, BOOL: np.bool_,
+         F16: np.float16, BF16: np.uint16, I8: np.int8, U8: np.uint8}
+MX_DT = {F32: mx.float32, I32: mx.int32, U32: mx.uint32, BOOL: mx.bool_,
+         F16: mx.float16, BF16: mx.bfloat16, I8: mx.int8, U8: mx.uint8}
 MX_TO_NAME = {v: k for k, v in MX_DT.items()}
+NP_TO_NAME = {np.dtype(v): k for k, v in NP_DT.items()}
+FLOATS = (F32, F16, BF16)
 
 EXACT = dict(rtol=0.0, atol=0.0)
 TRANS = dict(rtol=1e-5, atol=1e-6)  # transcendentals, float reductions
@@ -127,8 +144,71 @@ def gen(dtype, seed, shape):
 def dtype_name(a):
     if isinstance(a, mx.array):
         return MX_TO_NAME.get(a.dtype)
-    return {np.dtype(np.float32): F32, np.dtype(np.int32): I32,
-            np.dtype(np.uint32): U32, np.dtype(np.bool_): BOOL}[a.dtype]
+    return NP_TO_NAME[a.dtype]
+
+
+def bf16_to_f32(bits):
+    """bfloat16 bit patterns (uint16) -> their float32 values (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_bits(x):
+    """float64 values -> bfloat16 bit patterns, rounded to nearest even once (no double rounding
+    through float32: a float32 that lands exactly on a bfloat16 tie is nudged the way the float64
+    value lies). NaN -> quiet NaN of the same sign."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        f = x.astype(np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    tie = ((b & 0xFFFF) == 0x8000) & np.isfinite(x) & (f.astype(np.float64) != x)
+    away = tie & (np.abs(x) > np.abs(f.astype(np.float64)))  # true value beyond the tie: round up
+    toward = tie & ~away
+    r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    r = np.where(away, (b >> 16) + 1, np.where(toward, b >> 16, r))
+    r = np.where(np.isnan(x), (b >> 16) | 0x40, r)
+    return r.astype(np.uint16)
+
+
+def widen(a):
+    """Any array of a tandem dtype (bfloat16 as bit patterns) -> float64 values."""
+    if dtype_name(a) == BF16:
+        return bf16_to_f32(a).astype(np.float64)
+    return np.asarray(a).astype(np.float64)
+
+
+def round_to(dt, x):
+    """float64 values -> the array of float dtype `dt`, rounded to nearest even once."""
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, dtype=np.float64)
+        if dt == F32:
+            return x.astype(np.float32)
+        if dt == F16:
+            return x.astype(np.float16)  # NumPy rounds double -> half directly (no float32 step)
+    assert dt == BF16, dt
+    return bf16_bits(x)
+
+
+def to_mx(a):
+    """A NumPy input array (bfloat16 as bit patterns) -> the MLX array of its dtype."""
+    dt = dtype_name(a)
+    # Empty inputs are made with mx.zeros: in MLX 0.32.4 (CPU) a reduction over the zero-length
+    # axis of an empty array made by mx.array(numpy_array) sometimes deadlocks in mx.eval, and
+    # prod over all axes of such an array returns 0 instead of 1. Arrays from mx.zeros behave.
+    if a.size == 0:
+        return mx.zeros(a.shape, dtype=MX_DT[dt])
+    if dt == BF16:
+        return mx.array(a).view(mx.bfloat16)
+    return mx.array(a)
+
+
+def from_mx(o):
+    """An MLX result -> NumPy (bfloat16 as bit patterns), or None for a dtype tandem lacks."""
+    dt = MX_TO_NAME.get(o.dtype)
+    if dt is None:
+        return None
+    if dt == BF16:
+        o = o.view(mx.uint16)
+    return np.array(o, copy=True).astype(NP_DT[dt]).reshape(tuple(o.shape))
 
 
 def promote(*dts):
@@ -172,9 +252,10 @@ def encode(a):
     """numpy array -> {"dtype", "shape", "data"} with the JSON conventions of README.md."""
     dt = dtype_name(a)
     flat = a.reshape(-1)
-    if dt == F32:
+    if dt in FLOATS:
         data = []
-        for x in flat:
+        # float16 and bfloat16 values are exact in float32, and float() of a float32 is exact
+        for x in (flat if dt == F32 else widen(flat).astype(np.float32)):
             x = np.float32(x)
             if np.isnan(x):
                 data.append("nan")
@@ -195,12 +276,12 @@ def check_close(name, got, ref, rtol, atol):
         raise AssertionError(f"{name}: shape {got.shape} != reference {ref.shape}")
     if got.dtype != ref.dtype:
         raise AssertionError(f"{name}: dtype {got.dtype} != reference {ref.dtype}")
-    if got.dtype != np.float32:
+    if dtype_name(got) not in FLOATS:
         bad = got != ref
         if bad.any():
             raise AssertionError(f"{name}: exact mismatch\n got {got[bad][:8]}\n ref {ref[bad][:8]}")
         return
-    g, r = got.astype(np.float64), ref.astype(np.float64)
+    g, r = widen(got), widen(ref)
     gn, rn = np.isnan(g), np.isnan(r)
     bad = gn != rn
     fin = ~(gn | rn)
@@ -214,21 +295,34 @@ def check_close(name, got, ref, rtol, atol):
     if bad.any():
         raise AssertionError(
             f"{name}: MLX and NumPy reference disagree (rtol={rtol}, atol={atol})\n"
-            f"  inputs idx {np.argwhere(bad)[:8].tolist()}\n  mlx {got[bad][:8]}\n  ref {ref[bad][:8]}")
+            f"  inputs idx {np.argwhere(bad)[:8].tolist()}\n  mlx {g[bad][:8]}\n  ref {r[bad][:8]}")
 
 
-def add_case(name, op, inputs, params, mlx_fn, ref_fn, tol, multi=False):
-    """Run one case: MLX result, NumPy reference, comparison, JSON record."""
+def check_subnormals(name, inputs, outputs):
+    """bfloat16 shares float32's exponent range, so its subnormals are float32 subnormals, which
+    a GPU may flush. The runner handles flushing only for cases with a float32 subnormal; a
+    bfloat16 subnormal is allowed only in such a case."""
+    def subnormal(a, dt):
+        v = np.abs(widen(a))
+        return bool(((v > 0) & (v < 2.0 ** -126)).any())
+    specs = [(a, dtype_name(a)) for a in list(inputs) + list(outputs)]
+    if any(subnormal(a, dt) for a, dt in specs if dt == BF16) and \
+            not any(subnormal(a, dt) for a, dt in specs if dt == F32):
+        raise AssertionError(f"{name}: a bfloat16 subnormal without a float32 one")
+
+
+def add_case(name, op, inputs, params, mlx_fn, ref_fn, tol, multi=False, model_fn=None):
+    """Run one case: MLX result, NumPy reference, comparison, JSON record.
+
+    `model_fn`, where given (packed-dtype cases), models tandem's own computation (float32
+    inside each kernel, one rounding to the packed dtype at each kernel's store); its result
+    must also lie within the case's tolerance of MLX's, so that the tolerance covers both."""
     if name in NAMES:
         raise AssertionError(f"duplicate case name {name}")
     NAMES.add(name)
     for a in inputs:
         assert dtype_name(a) is not None, name
-    # Empty inputs are made with mx.zeros: in MLX 0.32.4 (CPU) a reduction over the zero-length
-    # axis of an empty array made by mx.array(numpy_array) sometimes deadlocks in mx.eval, and
-    # prod over all axes of such an array returns 0 instead of 1. Arrays from mx.zeros behave.
-    mx_inputs = [mx.zeros(a.shape, dtype=MX_DT[dtype_name(a)]) if a.size == 0 else mx.array(a)
-                 for a in inputs]
+    mx_inputs = [to_mx(a) for a in inputs]
     for a, m in zip(inputs, mx_inputs):
         assert m.dtype == MX_DT[dtype_name(a)] and tuple(m.shape) == a.shape, name
     out = mlx_fn(*mx_inputs)
@@ -236,10 +330,10 @@ def add_case(name, op, inputs, params, mlx_fn, ref_fn, tol, multi=False):
     mx.eval(*outs)
     got = []
     for o in outs:
-        dt = MX_TO_NAME.get(o.dtype)
-        if dt is None:
+        g = from_mx(o)
+        if g is None:
             raise AssertionError(f"{name}: MLX result dtype {o.dtype} is not a tandem dtype")
-        got.append(np.array(o, copy=True).astype(NP_DT[dt]).reshape(tuple(o.shape)))
+        got.append(g)
     with np.errstate(all="ignore"):
         refs = ref_fn(*inputs)
     refs = list(refs) if multi else [refs]
@@ -263,6 +357,14 @@ def add_case(name, op, inputs, params, mlx_fn, ref_fn, tol, multi=False):
                                  "remove it from KNOWN_MLX_CPU_DEVIATIONS")
         check_close(name, g, r, **tol)
         final.append(g)
+    if model_fn is not None:
+        with np.errstate(all="ignore"):
+            models = model_fn(*inputs)
+        for g, m in zip(final, list(models) if multi else [models]):
+            m = np.asarray(m)
+            assert dtype_name(m) == dtype_name(g), (name, m.dtype, g.dtype)
+            check_close(name + " (tandem model vs MLX)", m, g, **tol)
+    check_subnormals(name, inputs, final)
     CASES.append({
         "name": name,
         "op": op,
@@ -1292,6 +1394,706 @@ def creation_cases():
 
 
 # --------------------------------------------------------------------------------------
+# packed dtypes: float16, bfloat16, int8, uint8
+# --------------------------------------------------------------------------------------
+# Inputs are made in the dtype by MLX (float32 values rounded by astype), so every value is
+# exact in it, and written back exactly (encode). tandem widens packed inputs to float32 (int32,
+# uint32), computes there and rounds once on store; MLX computes some ops in the half type
+# itself. The golden value is MLX's, so each tolerance covers both. Per dtype (p = significand
+# bits with the implicit one: 11 for float16, 8 for bfloat16; ulp = 2**(1 - p) relative):
+# - elementwise (transcendentals, divide, sqrt, ...): 2 ulps, rtol = 2**(2 - p) (float16 2**-9,
+#   bfloat16 2**-6), atol = 2 of the dtype's smallest subnormals (float16 2**-23; bfloat16 2**-132)
+#   for results in the subnormal range. MLX is within 1 ulp of the correctly rounded result on
+#   every finite float16 and bfloat16 input for the unary ops (and equals the float32 result
+#   rounded once for add, subtract, multiply, divide, power, arctan2, remainder), except where
+#   noted at the inputs (and for bfloat16 results that are subnormal, which no case has);
+# - exact (rtol = atol = 0) where the result is exact in any precision: abs, neg, sign, floor,
+#   ceil, round, relu, maximum, minimum, comparisons, class tests, where, clip, max, min,
+#   argmax, argmin, cummax, astype, every integer op; and add, subtract, multiply, square of
+#   two half operands: float32 holds their exact result (or one rounded past 2p + 2 bits, so the
+#   second rounding to the half type is still correct) and MLX rounds them correctly too;
+# - reductions and matmul (`red_tol`): rtol = 4 ulps = 2**(3 - p), atol = c * ulp(M) with M the
+#   largest magnitude the op accumulates (|x| for sum, mean, logsumexp and the log-sum scan and
+#   also their results; the partial products for prod and cumprod; the largest |x - mean|,
+#   squared for var; |a_ik * b_kj| for matmul; the outputs of the norms) and c = 2 * sqrt(n)
+#   for n terms where MLX accumulates in float32 (sum, prod, mean, var, std, logsumexp, matmul,
+#   the norms), c = n where it keeps the running value in the half type (its CPU scans cumsum,
+#   cumprod, logcumsumexp: float16 cumsum of ones stalls at 2048, bfloat16 at 256); a mean's
+#   atol is its sum's divided by n. softmax: see softmax_tol. Each case asserts MLX within it
+#   of a float64 reference, and a model of tandem's computation (float32 inside each kernel,
+#   rounded at each kernel's store, as its composite ops mean, var, std and the non-trailing
+#   logsumexp/softmax round between kernels) within it of MLX.
+# Mixed operands: a result in float32 (float16 with float32 or with bfloat16) keeps the float32
+# cases' tolerances. MLX converts an integer operand to a half type before the op, tandem to
+# float32: the integers next to a half type stay within its exact range (|v| <= 256).
+
+HALF_P = {F16: 11, BF16: 8}
+TINY = {F16: 2.0 ** -24, BF16: 2.0 ** -133}  # smallest subnormal
+
+
+def half_elem_tol(dt):
+    return dict(rtol=2.0 ** (2 - HALF_P[dt]), atol=2 * TINY[dt])
+
+
+def ulp_of(dt, m):
+    """The dtype's ulp at magnitude m (m > 0)."""
+    if m <= 0 or not np.isfinite(m):
+        return TINY[dt]
+    return max(2.0 ** (math.floor(math.log2(m)) + 1 - HALF_P[dt]), TINY[dt])
+
+
+def red_tol(dt, n, m, half_acc=False, divide=1):
+    """Tolerance of a reduction, scan or matmul over n terms of magnitude up to m (see above)."""
+    c = n if half_acc else 2 * math.sqrt(max(n, 1))
+    atol = c * ulp_of(dt, m) / divide
+    return dict(rtol=2.0 ** (3 - HALF_P[dt]), atol=float(np.float32(atol)))
+
+
+def softmax_tol(dt, n):
+    """softmax's errors are relative (an error in x - max or in the row's sum scales every
+    output alike), and MLX's half softmax keeps its sum in the half type: rtol = the larger of
+    4 ulps and 2 * sqrt(n) unit roundoffs, atol = 2 subnormals."""
+    return dict(rtol=max(2.0 ** (3 - HALF_P[dt]), 2 * math.sqrt(n) * 2.0 ** -HALF_P[dt]), atol=2 * TINY[dt])
+
+
+def mk(dt, values, shape=None):
+    """Values as an array of dtype `dt`, rounded by MLX (float32 values -> astype)."""
+    a = np.asarray(values, dtype=np.float64)
+    if shape is not None:
+        a = a.reshape(shape)
+    if dt in (I8, U8):
+        return a.astype(np.int64).astype(NP_DT[dt])
+    with np.errstate(all="ignore"):
+        f = a.astype(np.float32)
+    return from_mx(mx.array(f).astype(MX_DT[dt]))
+
+
+def hrandn(dt, seed, shape, scale=1.0):
+    return mk(dt, randn(seed, shape, scale))
+
+
+def hrandu(dt, seed, shape, lo, hi):
+    return mk(dt, randu(seed, shape, lo, hi))
+
+
+def out_of(fn, dt):
+    """A reference: float64 function of the inputs' float64 values, rounded to dtype dt."""
+    return lambda *xs: round_to(dt, fn(*[widen(x) for x in xs]))
+
+
+def half_name(dt):
+    return {F16: "float16", BF16: "bfloat16"}[dt]
+
+
+# float16 covers +-65504 and goes subnormal below 2**-14; bfloat16 has float32's range (its
+# subnormals are left out, see check_subnormals). Non-finite, signed zeros, tiny and huge values.
+HALF_EDGE = {
+    F16: [0.0, -0.0, 2.0 ** -24, -(2.0 ** -24), 1e-5, -1e-5, 1e-3, 0.5, -0.5, 1.0, -1.0, 2.5, -3.75,
+          10.0, -10.0, 1000.0, -1000.0, 65504.0, -65504.0, NAN, INF, -INF],
+    BF16: [0.0, -0.0, 1e-30, -1e-30, 1e-3, 0.5, -0.5, 1.0, -1.0, 2.5, -3.75, 10.0, -10.0, 1e4, -1e4,
+           1e30, -1e30, 3.3895314e38, -3.3895314e38, NAN, INF, -INF],
+}
+
+# Inputs where MLX's half result is off by more than 2 ulps (checked on every finite input):
+# - gelu: MLX computes x * (1 + erf(x / sqrt(2))) / 2 in the half type, so 1 + erf cancels for
+#   x < -1.2 (float16: gelu(-3.67) = -0 against -4.45e-4; bfloat16 below -1.4), and an
+#   intermediate overflows for x >= 32768 in float16 (near the top of the range in bfloat16, as
+#   in float32: the float32 cases leave 3.4e38 out too);
+# - sigmoid: MLX's float16 exp(-x) overflows for x < -11.09, giving 0 where the result is a
+#   float16 subnormal (>= 1e-7);
+# - erf: MLX's erf (float32 too) is inaccurate for |x| < ~1e-4 (float16: 5 ulps; bfloat16: erf of
+#   1.8e-7 is 0), so tiny arguments are left out.
+def half_edge_for(op, dt):
+    vals = HALF_EDGE[dt]
+    if op == "gelu":
+        vals = [v for v in vals if not (v < -1.0 or v >= 32768.0)]
+    if op == "sigmoid" and dt == F16:
+        vals = [v for v in vals if not v < -11.0]
+    if op == "erf":
+        vals = [v for v in vals if not (0 < abs(v) < 1e-3)]
+    if op == "reciprocal" and dt == BF16:
+        vals = [v for v in vals if abs(v) < 1e38]  # 1 / 3.39e38 is a (flushable) subnormal
+    return vals
+
+
+HALF_DOMAIN = {"gelu": (-1.0, 4.0), "erf": (0.01, 3.0)}
+
+
+def half_unary_input(op, dt, seed, shape):
+    if op in HALF_DOMAIN:
+        lo, hi = HALF_DOMAIN[op]
+        x = randu(seed, shape, lo, hi)
+        if op == "erf":
+            x = x * np.where(randb(seed + 1, shape), 1, -1).astype(np.float32)
+        return mk(dt, x)
+    return mk(dt, float_input(op, seed, shape))
+
+
+def half_unary_cases():
+    seed = 9000
+    for op in list(FLOAT_UNARY) + list(SAME_DTYPE_UNARY) + ["relu", "logicalNot"] + list(FLOAT_TESTS):
+        seed += 10
+        snake = {"logicalNot": "logical_not"}.get(op, op)
+        for dt in (F16, BF16):
+            if op in FLOAT_UNARY:
+                mfn, fref, _ = FLOAT_UNARY[op]
+                ref, tol = out_of(fref, dt), half_elem_tol(dt)
+            elif op in SAME_DTYPE_UNARY:
+                mfn, fref = SAME_DTYPE_UNARY[op][:2]
+                ref, tol = out_of(fref, dt), EXACT
+            elif op == "relu":
+                mfn, tol = nn.relu, EXACT
+                ref = out_of(lambda x: np.where(np.isnan(x), x, np.maximum(x, 0.0)), dt)
+            elif op == "logicalNot":
+                mfn, tol = mx.logical_not, EXACT
+
+                def ref(x):
+                    return np.logical_not(widen(x).astype(np.bool_))  # nan is truthy
+            else:
+                mfn, npfn = FLOAT_TESTS[op]
+                tol = EXACT
+
+                def ref(x, npfn=npfn):
+                    return npfn(widen(x))
+            if op not in FLOAT_TESTS:
+                add_case(f"{snake}_{half_name(dt)}", op, [half_unary_input(op, dt, seed, (3, 5))], {},
+                         mfn, ref, tol)
+            add_case(f"{snake}_edge_{half_name(dt)}", op, [mk(dt, half_edge_for(op, dt))], {}, mfn, ref, tol)
+    # int8 / uint8: results wrap (abs(-128) = -128, -uint8 wraps, square wraps)
+    for op in ("abs", "neg", "square", "sign"):
+        mfn, _, iref, tol, _ = SAME_DTYPE_UNARY[op]
+        for dt, vals in ((I8, [0, 1, -1, 7, -8, 12, -12, 127, -128, 100]), (U8, [0, 1, 7, 12, 16, 128, 200, 255])):
+            def ref(x, iref=iref, dt=dt):
+                return wrap8(iref(as_i64(x)), dt)
+            add_case(f"{op}_{dt}", op, [mk(dt, vals)], {}, mfn, ref, EXACT)
+
+
+def wrap8(v, dt):
+    """int64/object values wrapped to int8 / uint8, like C."""
+    v = np.asarray(v, dtype=object)
+    flat = [int(x) % 256 for x in v.reshape(-1)]
+    if dt == I8:
+        flat = [x - 256 if x >= 128 else x for x in flat]
+    return np.array(flat, dtype=np.int64).astype(NP_DT[dt]).reshape(v.shape)
+
+
+# --------------------------------------------------------------------------------------
+
+def half_binary_ref(op, out_dt):
+    """float64 reference of a float binary op (its operands' float64 values), rounded to out_dt;
+    comparisons and logical ops give bool."""
+    f = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+         "power": np.power,
+         "maximum": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.maximum(x, y)),
+         "minimum": lambda x, y: np.where(np.isnan(x) | np.isnan(y), np.nan, np.minimum(x, y)),
+         "logaddexp": np.logaddexp, "arctan2": np.arctan2}
+    cmp = {"equal": np.equal, "notEqual": np.not_equal, "less": np.less, "lessEqual": np.less_equal,
+           "greater": np.greater, "greaterEqual": np.greater_equal,
+           "logicalAnd": lambda x, y: np.logical_and(x.astype(np.bool_), y.astype(np.bool_)),
+           "logicalOr": lambda x, y: np.logical_or(x.astype(np.bool_), y.astype(np.bool_))}
+
+    def ref(a, b):
+        x, y = np.broadcast_arrays(widen(a), widen(b))
+        if op in cmp:
+            return cmp[op](x, y)
+        if op == "floorDivide":
+            # MLX: the quotient in the result dtype, rounded down (inputs avoid a quotient that
+            # rounds across an integer, where tandem's float32 quotient would floor otherwise)
+            return round_to(out_dt, np.floor(widen(round_to(out_dt, x / y))))
+        if op == "remainder":
+            r = np.fmod(x, y)
+            return round_to(out_dt, np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r))
+        return round_to(out_dt, f[op](x, y))
+    return ref
+
+
+SIZE = {BOOL: 1, I8: 1, U8: 1, F16: 2, BF16: 2, I32: 4, U32: 4, F32: 4}
+
+
+def half_promote(da, db):
+    """MLX's promotion over all eight dtypes; None where MLX reaches for int16 or int64."""
+    if da == db:
+        return da
+    if BOOL in (da, db):
+        return db if da == BOOL else da
+    if F32 in (da, db) or {da, db} == {F16, BF16}:
+        return F32
+    if da in (F16, BF16) or db in (F16, BF16):
+        return da if da in (F16, BF16) else db
+    signed = {I8: True, I32: True, U8: False, U32: False}
+    if signed[da] == signed[db]:
+        return da if SIZE[da] >= SIZE[db] else db
+    s, u = (da, db) if signed[da] else (db, da)
+    return s if SIZE[s] > SIZE[u] else None
+
+
+def floor_div_safe(a, b, out_dt):
+    """Whether floor of the float32 quotient equals floor of the quotient in out_dt everywhere."""
+    x, y = np.broadcast_arrays(widen(a), widen(b))
+    q = x / y
+    return bool(np.all(np.floor(widen(round_to(F32, q))) == np.floor(widen(round_to(out_dt, q)))))
+
+
+def half_binary_cases():
+    seed = 9500
+    exact_ops = ("add", "subtract", "multiply", "maximum", "minimum", "equal", "notEqual", "less",
+                 "lessEqual", "greater", "greaterEqual", "logicalAnd", "logicalOr")
+    for op, (mfn, _, _) in BINARY.items():
+        seed += 20
+        s = SNAKE.get(op, op)
+        is_pow = op == "power"
+        # power: positive bases keep random cases real-valued; logaddexp: operands in [0.5, 4] keep
+        # the result >= 1.2, away from the cancellation MLX's half-precision logaddexp has near 0
+        # (logaddexp(-0.34, -1.25) = 1.6e-4 is 0 in MLX's float16)
+
+        def gen_a(dt, sd, shape):
+            if is_pow:
+                return mk(dt, randu(sd, shape, 0.1, 3.0))
+            if op == "logaddexp":
+                return mk(dt, randu(sd, shape, 0.5, 4.0))
+            if dt == I32:
+                return randi(sd, shape, -5, 6) if op not in ("floorDivide", "remainder") else \
+                    np.where(randb(sd + 7, shape), 1, -1).astype(np.int32) * randi(sd, shape, 1, 6)
+            return mk(dt, randn(sd, shape, 2.0))
+
+        gen_b = gen_a
+        combos = [(F16, F16, (3, 4), (3, 4)), (BF16, BF16, (2, 3), (3,)),
+                  (F16, F32, (2, 3), (2, 3)), (BF16, I32, (2, 3), (2, 3)), (F16, BF16, (3, 1), (1, 4))]
+        for k, (da, db, sa, sb) in enumerate(combos):
+            if op in exact_ops[5:] and k > 2:
+                continue  # comparisons and logical ops: one mixed pair is enough
+            out = half_promote(da, db)
+            sd = seed + 2 * k
+            a, b = gen_a(da, sd, sa), gen_b(db, sd + 1, sb)
+            if op == "floorDivide":
+                tries = 0
+                while not floor_div_safe(a, b, out):
+                    tries += 1
+                    a, b = gen_a(da, sd + 100 * tries, sa), gen_b(db, sd + 100 * tries + 1, sb)
+            if op in ("equal", "notEqual", "lessEqual", "greaterEqual") and da == db and sa == sb:
+                b = b.copy()
+                b[0, :2] = a[0, :2]  # some ties
+            if out == F32:
+                tol = EXACT if op in exact_ops or op in ("floorDivide", "remainder", "divide") else TRANS
+            else:
+                tol = EXACT if op in exact_ops else half_elem_tol(out)
+            tag = half_name(da) if da == db else f"{da}_{db}"
+            add_case(f"{s}_{tag}", op, [a, b], {}, mfn, half_binary_ref(op, out), tol)
+
+    # non-finite and signed zeros
+    nanv = [NAN, 1.0, NAN, -INF, INF, 2.0, NAN, -1.0, 0.0, -0.0]
+    nanw = [1.0, NAN, NAN, 3.0, -INF, INF, INF, -2.0, -0.0, 0.0]
+    for op in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "less",
+               "greaterEqual", "logaddexp", "arctan2", "remainder"):
+        mfn = BINARY[op][0]
+        a, b = nanv, nanw
+        if op in ("maximum", "minimum"):
+            a, b = a[:-2], b[:-2]  # which zero wins a tie between 0 and -0 is an implementation detail
+        for dt in (F16, BF16):
+            tol = EXACT if op in exact_ops else half_elem_tol(dt)
+            add_case(f"{SNAKE.get(op, op)}_nan_inf_{half_name(dt)}", op, [mk(dt, a), mk(dt, b)], {}, mfn,
+                     half_binary_ref(op, dt if op not in ("equal", "less", "greaterEqual") else BOOL), tol)
+    # overflow to infinity and underflow
+    for op, fa, fb, ba, bb in (
+            ("add", [65504.0, 60000.0, -65504.0, 32768.0], [65504.0, 6000.0, -16.0, 32768.0],
+             [3.3895314e38, 3e38, -3.3895314e38, 1e38], [3.3895314e38, 1e38, -1e36, 1e38]),
+            ("multiply", [300.0, 256.0, -1000.0, 2.0 ** -12, 1e-4], [300.0, 256.0, 100.0, 2.0 ** -12, 1e-4],
+             [1e20, 1e30, -1e25, 1e-20, 3.0], [1e20, 1e10, 1e20, 1e-25, 1e-30]),
+            ("divide", [1.0, -1.0, 60000.0, 2.0 ** -14, 1.0], [2.0 ** -24, 1e-4, 0.5, 4096.0, 3.0],
+             [1.0, 1e30, -3e38, 1e-30, 1.0], [1e-30, 1e-10, 0.1, 1e5, 3.0])):
+        mfn = BINARY[op][0]
+        for dt, a, b in ((F16, fa, fb), (BF16, ba, bb)):
+            tol = EXACT if op in exact_ops else half_elem_tol(dt)
+            add_case(f"{op}_overflow_{half_name(dt)}", op, [mk(dt, a), mk(dt, b)], {}, mfn,
+                     half_binary_ref(op, dt), tol)
+
+    # int8 / uint8: wrap-around, and mixed with int32 and the half floats
+    def int_ref(op, dt):
+        def ref(a, b):
+            x, y = np.broadcast_arrays(as_i64(a).astype(object), as_i64(b).astype(object))
+            r = {"add": x + y, "subtract": x - y, "multiply": x * y,
+                 "maximum": np.maximum(x, y), "minimum": np.minimum(x, y)}[op]
+            return wrap8(r, dt) if dt in (I8, U8) else wrap(r, dt)
+        return ref
+    ia = mk(I8, [100, -100, 127, -128, 50, -1, 0, 7, -128, 64])
+    ib = mk(I8, [100, -100, 1, -1, 3, -1, -128, -9, -128, 2])
+    ua = mk(U8, [200, 0, 255, 16, 128, 1, 3, 100])
+    ub = mk(U8, [100, 1, 255, 16, 2, 255, 250, 3])
+    for op in ("add", "subtract", "multiply", "maximum", "minimum"):
+        mfn = BINARY[op][0]
+        add_case(f"{op}_wrap_int8", op, [ia, ib], {}, mfn, int_ref(op, I8), EXACT)
+        add_case(f"{op}_wrap_uint8", op, [ua, ub], {}, mfn, int_ref(op, U8), EXACT)
+    add_case("add_int8_int32", "add", [ia, i32([1, 1, 1, -1, 2147483647, 0, 5, 6, 7, 8])], {}, mx.add,
+             int_ref("add", I32), EXACT)
+    add_case("multiply_uint8_int32", "multiply", [ua, i32([-1, 2, 3, 65536, -7, 0, 1, 2])], {}, mx.multiply,
+             int_ref("multiply", I32), EXACT)
+    add_case("add_uint8_uint32", "add", [ua, u32([4294967295, 1, 2, 3, 4, 5, 6, 7])], {}, mx.add,
+             int_ref("add", U32), EXACT)
+    add_case("add_int8_float16", "add", [ia, mk(F16, randn(9990, (10,)))], {}, mx.add,
+             half_binary_ref("add", F16), EXACT)
+    add_case("multiply_uint8_bfloat16", "multiply", [ua, mk(BF16, randn(9991, (8,)))], {}, mx.multiply,
+             half_binary_ref("multiply", BF16), EXACT)
+    for op in ("equal", "less", "greaterEqual", "notEqual"):
+        mfn, ref = BINARY[op][0], compare_ref(op)
+        add_case(f"{SNAKE.get(op, op)}_int8", op, [ia, ib], {}, mfn, ref, EXACT)
+        add_case(f"{SNAKE.get(op, op)}_uint8", op, [ua, ub], {}, mfn, ref, EXACT)
+
+
+# --------------------------------------------------------------------------------------
+
+def half_where_clip_astype_cases():
+    w = mx.where
+
+    def where_ref(c, x, y):
+        dt = half_promote(dtype_name(x), dtype_name(y))
+        cond = c.astype(np.bool_)
+        if dt in FLOATS:
+            return round_to(dt, np.where(cond, widen(x), widen(y)))
+        return np.where(cond, as_i64(x), as_i64(y)).astype(NP_DT[dt])
+    for name, ins in [
+        ("where_float16", [randb(9700, (3, 4)), hrandn(F16, 9701, (3, 4)), hrandn(F16, 9702, (3, 4))]),
+        ("where_nan_bfloat16", [bools([True, False, True, False, True]), mk(BF16, [NAN, NAN, INF, -0.0, 1e30]),
+                                mk(BF16, [1.0, -INF, NAN, NAN, -0.0])]),
+        ("where_broadcast_bfloat16", [randb(9703, (3, 1)), hrandn(BF16, 9704, (1, 4)), mk(BF16, -1.5)]),
+        ("where_float16_float32", [randb(9705, (2, 3)), hrandn(F16, 9706, (2, 3)), randn(9707, (2, 3))]),
+        ("where_bfloat16_int32", [randb(9708, (2, 3)), hrandn(BF16, 9709, (2, 3)), i32([1, -2, 3, 256, -7, 0], (2, 3))]),
+        ("where_int8", [randb(9710, (5,)), mk(I8, [1, -128, 127, 0, -5]), mk(I8, [-1, 2, -3, 4, -5])]),
+        ("where_uint8_int32", [bools([True, False, True]), mk(U8, [255, 0, 7]), i32([-1, 70000, 3])]),
+        ("where_float16_cond", [mk(F16, [0.0, -0.0, NAN, 2.0 ** -24]), mk(F16, [1.0, 2.0, 3.0, 4.0]),
+                                mk(F16, [-1.0, -2.0, -3.0, -4.0])]),
+    ]:
+        add_case(name, "where", ins, {}, w, where_ref, EXACT)
+
+    def clip_ref(lo, hi):
+        def ref(x):
+            dt = dtype_name(x)
+            if dt in FLOATS:
+                v = widen(x)
+                return round_to(dt, np.where(np.isnan(v), np.nan, np.minimum(np.maximum(v, lo), hi)))
+            return np.minimum(np.maximum(as_i64(x), lo), hi).astype(NP_DT[dt])
+        return ref
+    for name, x, lo, hi in [
+        ("clip_float16", hrandn(F16, 9720, (3, 5), 2.0), -1.0, 1.25),
+        ("clip_integer_bounds_float16", mk(F16, [NAN, INF, -INF, -0.0, 0.5, -2.0, 3.0, 65504.0]), -1.0, 2.0),
+        ("clip_bfloat16", hrandn(BF16, 9721, (2, 3, 2), 2.0), -0.5, 0.75),
+        ("clip_nan_inf_bfloat16", mk(BF16, [NAN, INF, -INF, -0.0, 0.0, 0.5, -2.0, 3.0, 1e30]), -1.5, 1.0),
+        ("clip_int8", mk(I8, [-128, -5, -1, 0, 3, 7, 127]), -3, 5),
+        ("clip_uint8", mk(U8, [0, 1, 5, 9, 100, 255]), 2, 50),
+    ]:
+        add_case(name, "clip", [x], {"lo": lo, "hi": hi}, lambda a, lo=lo, hi=hi: mx.clip(a, lo, hi),
+                 clip_ref(lo, hi), EXACT)
+
+    # astype. Floats to integers truncate toward zero into int32, then wrap to int8 / uint8 (300.7
+    # gives 44): inputs stay finite and inside int32's range (beyond it, and for NaN, MLX's and
+    # tandem's conversions are not specified alike), and non-negative for uint8 (MLX converts a
+    # negative float to uint8 through int32, -1.5 -> 255; tandem saturates through uint32, -> 0).
+    # Integers to the half types round through float32, as MLX does (int32 16842753 is 16777216 in
+    # bfloat16, not the nearer 16908288).
+    def astype_ref(dst):
+        def ref(x):
+            src = dtype_name(x)
+            if dst == BOOL:
+                return widen(x) != 0
+            if src in FLOATS and dst in FLOATS:
+                return round_to(dst, widen(x))
+            if dst in FLOATS:
+                return round_to(dst, widen(round_to(F32, as_i64(x).astype(np.float64))))
+            v = np.trunc(widen(x)).astype(np.int64) if src in FLOATS else as_i64(x)
+            return wrap8(v, dst) if dst in (I8, U8) else wrap(v, dst)
+        return ref
+    fvals = {
+        F16: [0.0, -0.0, NAN, INF, -INF, 1e-8, 3e-8, 1e-6, -6.1e-5, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 0.1, -2.5,
+              2049.0, 2051.0, 65504.0, 65519.0, 65520.0, -1e5, 3.4e38],
+        BF16: [0.0, -0.0, NAN, INF, -INF, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -8 + 2 ** -20, 0.1, -2.5, 257.0,
+               259.0, 3.3895314e38, 3.4e38, -3.4028235e38, 1e-30, 1.2e-38, 1e-39],
+    }
+    to_int = {
+        I8: [0.0, -0.0, 1.7, -1.7, 2.5, -2.5, 127.9, -128.9, 300.7, -300.7, 1000.0, 65504.0, -65504.0],
+        U8: [0.0, -0.0, 0.5, 1.7, 255.9, 256.0, 300.7, 1000.0, 65504.0],
+        I32: [0.0, -0.0, 1.7, -1.7, 2.5, -2.5, 300.7, -300.7, 65504.0, -65504.0],
+    }
+    big = {I8: [1e9, -2e9], U8: [1e9], I32: [1e9, -2e9, 2.1e9]}  # beyond float16
+    half_src = {
+        F16: HALF_EDGE[F16] + [2.0 ** -14, 6e-5, 1 + 2 ** -10, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 0.1],
+        BF16: HALF_EDGE[BF16] + [1e-6, 65504.0, 65280.0, 1e5, 1.0078125, -3.14],
+    }
+    ints = {
+        I8: [-128, -1, 0, 1, 7, 100, 127],
+        U8: [0, 1, 7, 127, 128, 200, 255],
+        I32: {F16: [0, 1, -1, 2049, 2051, 65504, 65519, 65520, -100000, 2147483647],
+              BF16: [0, 1, -1, 257, 259, 16842753, 2147483647, -2147483648],
+              I8: [0, 127, 128, 255, 256, -129, 300, -300, 2147483647, -2147483648]},
+    }
+    cases = []
+    cases += [(f"astype_float32_to_{d}", f32(fvals[d]), d) for d in (F16, BF16)]
+    cases += [(f"astype_float32_to_{d}", f32(to_int[d] + big[d]), d) for d in (I8, U8)]
+    for s in (F16, BF16):
+        cases.append((f"astype_{s}_to_float32", mk(s, half_src[s]), F32))
+        o = BF16 if s == F16 else F16
+        cases.append((f"astype_{s}_to_{o}", mk(s, half_src[s]), o))
+        for d in (I8, U8, I32):
+            cases.append((f"astype_{s}_to_{d}", mk(s, to_int[d] + (big[d] if s == BF16 else [])), d))
+        cases.append((f"astype_{s}_to_bool", mk(s, [0.0, -0.0, NAN, INF, 0.25, -2.0] +
+                                                ([2.0 ** -24] if s == F16 else [1e-30])), BOOL))
+    for s in (I8, U8):
+        for d in (F32, F16, BF16, I32, U8 if s == I8 else I8):
+            cases.append((f"astype_{s}_to_{d}", mk(s, ints[s]), d))
+    cases += [("astype_int32_to_float16", i32(ints[I32][F16]), F16),
+              ("astype_int32_to_bfloat16", i32(ints[I32][BF16]), BF16),
+              ("astype_int32_to_int8", i32(ints[I32][I8]), I8),
+              ("astype_int32_to_uint8", i32(ints[I32][I8]), U8),
+              ("astype_bool_to_float16", bools([True, False, True]), F16),
+              ("astype_bool_to_int8", bools([True, False, True]), I8)]
+    for name, x, d in cases:
+        add_case(name, "astype", [x], {"dtype": d}, lambda a, d=d: a.astype(MX_DT[d]), astype_ref(d), EXACT)
+
+
+# --------------------------------------------------------------------------------------
+
+def _np_axis(axis):
+    return None if axis is None else (tuple(axis) if isinstance(axis, list) else axis)
+
+
+def half_reduction_cases():
+    """Reductions, scans and softmax of float16 / bfloat16 (tolerances: see red_tol), and the
+    integer reductions of int8 / uint8."""
+    seed = 9800
+
+    def scan64(op, v, axis):
+        if axis is None:
+            v, axis = v.reshape(-1), 0
+        if op == "logcumsumexp":
+            return np.logaddexp.accumulate(v, axis=axis)
+        return {"cumsum": np.cumsum, "cumprod": np.cumprod,
+                "cummax": lambda a, axis: np.maximum.accumulate(a, axis=axis)}[op](v, axis=axis)
+
+    def lse64(v, axis, keepdims):
+        m = np.max(v, axis=_np_axis(axis), keepdims=True)
+        r = np.log(np.sum(np.exp(v - m), axis=_np_axis(axis), keepdims=True)) + m
+        return r if keepdims else np.squeeze(r, axis=_np_axis(axis) if axis is not None else None)
+
+    def sm64(v, axis):
+        m = np.max(v, axis=_np_axis(axis), keepdims=True)
+        e = np.exp(v - m)
+        return e / np.sum(e, axis=_np_axis(axis), keepdims=True)
+
+    def trailing(axis, ndim):
+        ax = norm_axes(axis, ndim)
+        return ax == tuple(range(ndim - len(ax), ndim))
+
+    for dt in (F16, BF16):
+        R = lambda v, dt=dt: round_to(dt, v)  # noqa: E731
+        seed += 50
+        x = hrandn(dt, seed, (2, 3, 4), 1.5)
+        xp = hrandu(dt, seed + 1, (2, 3, 4), 0.6, 1.5)
+        xs = hrandn(dt, seed + 2, (3, 5), 1.5)
+        xf = hrandn(dt, seed + 3, (2, 4), 1.5)
+        xsp = hrandu(dt, seed + 4, (3, 5), 0.6, 1.5)
+        xfp = hrandu(dt, seed + 5, (2, 4), 0.6, 1.5)
+        nm = half_name(dt)
+
+        def count(a, axis):
+            return int(np.prod([a.shape[i] for i in norm_axes(axis, a.ndim)]))
+
+        # ---- reductions: over axis 1 (not trailing: tandem's composite path) and over all
+        for op in ("sum", "prod", "max", "min", "mean", "argmax", "argmin", "logsumexp"):
+            a = xp if op == "prod" else x
+            axes = [1, None] + ([-1] if op == "logsumexp" else [])
+            for axis in axes:
+                tag = "all" if axis is None else f"axis{axis}".replace("-", "m")
+                mfn = MX_REDUCE[op]
+                if op in ("argmax", "argmin", "max", "min"):
+                    def ref(v, axis=axis, op=op, R=R):
+                        f = {"max": np.max, "min": np.min, "argmax": np.argmax, "argmin": np.argmin}[op]
+                        r = f(widen(v), axis=_np_axis(axis))
+                        return np.asarray(r).astype(np.uint32) if op.startswith("arg") else R(r)
+                    add_case(f"{op}_{tag}_{nm}", op, [a], {"axis": axis, "keepdims": False},
+                             lambda v, mfn=mfn, axis=axis: mfn(v, axis=axis), ref, EXACT)
+                    continue
+                n = count(a, axis)
+                v = widen(a)
+                f64 = {"sum": lambda v, ax: np.sum(v, axis=_np_axis(ax)),
+                       "prod": lambda v, ax: np.prod(v, axis=_np_axis(ax)),
+                       "mean": lambda v, ax: np.mean(v, axis=_np_axis(ax)),
+                       "logsumexp": lambda v, ax: lse64(v, ax, False)}[op]
+                if op == "prod":  # the partial products, in the order of the flattened row
+                    rows = np.moveaxis(v, norm_axes(axis, v.ndim), list(range(len(norm_axes(axis, v.ndim)))))
+                    rows = rows.reshape(n, -1)
+                    M = float(np.max(np.abs(np.cumprod(rows, axis=0))))
+                else:
+                    M = float(max(np.max(np.abs(v)), np.max(np.abs(f64(v, axis)))))
+
+                def model(a, op=op, axis=axis, f64=f64, R=R, n=n):
+                    v = widen(a)
+                    if op == "mean":  # sum, rounded, divided by the count
+                        return R(widen(R(np.sum(v, axis=_np_axis(axis)))) / n)
+                    if op == "logsumexp" and not trailing(axis, v.ndim):
+                        m = np.max(v, axis=_np_axis(axis), keepdims=True)
+                        e = widen(R(np.exp(widen(R(v - m)))))
+                        t = widen(R(np.sum(e, axis=_np_axis(axis), keepdims=True)))
+                        r = widen(R(np.log(t))) + m
+                        return R(np.squeeze(r, axis=_np_axis(axis) if axis is not None else None))
+                    return R(f64(v, axis))
+                add_case(f"{op}_{tag}_{nm}", op, [a], {"axis": axis, "keepdims": False},
+                         lambda v, mfn=mfn, axis=axis: mfn(v, axis=axis),
+                         lambda a, f64=f64, axis=axis, R=R: R(f64(widen(a), axis)),
+                         red_tol(dt, n, M, divide=n if op == "mean" else 1), model_fn=model)
+
+        # ---- softmax: over axis 1 (composite in tandem), the last axis (one kernel), all
+        for axis in (1, -1, None):
+            tag = "all" if axis is None else f"axis{axis}".replace("-", "m")
+            n = count(x, axis)
+
+            def model(a, axis=axis, R=R):
+                v = widen(a)
+                if trailing(axis, v.ndim):
+                    return R(sm64(v, axis))
+                m = np.max(v, axis=_np_axis(axis), keepdims=True)
+                e = widen(R(np.exp(widen(R(v - m)))))
+                t = widen(R(np.sum(e, axis=_np_axis(axis), keepdims=True)))
+                return R(e / t)
+            add_case(f"softmax_{tag}_{nm}", "softmax", [x], {"axis": axis},
+                     lambda v, axis=axis: mx.softmax(v, axis=axis),
+                     lambda a, axis=axis, R=R: R(sm64(widen(a), axis)),
+                     softmax_tol(dt, n), model_fn=model)
+
+        # ---- var / std (two passes in tandem: mean, then squared deviations, each rounded)
+        for op in ("var", "std"):
+            for axis, ddof in ((1, 0), (None, 1)):
+                tag = ("all" if axis is None else f"axis{axis}") + f"_ddof{ddof}"
+                n = count(x, axis)
+                v = widen(x)
+                dev = np.abs(v - np.mean(v, axis=_np_axis(axis), keepdims=True))
+                M = float(np.max(dev) ** 2 if op == "var" else np.max(dev))
+
+                def model(a, op=op, axis=axis, ddof=ddof, R=R, n=n):
+                    v = widen(a)
+                    mu = widen(R(widen(R(np.sum(v, axis=_np_axis(axis), keepdims=True))) / n))
+                    d = widen(R(v - mu))
+                    s = widen(R(d * d))
+                    var = widen(R(widen(R(np.sum(s, axis=_np_axis(axis)))) / (n - ddof)))
+                    return R(var) if op == "var" else R(np.sqrt(var))
+                npfn = np.var if op == "var" else np.std
+                add_case(f"{op}_{tag}_{nm}", op, [x], {"axis": axis, "keepdims": False, "ddof": ddof},
+                         lambda a, op=op, axis=axis, ddof=ddof: getattr(mx, op)(a, axis=axis, ddof=ddof),
+                         lambda a, npfn=npfn, axis=axis, ddof=ddof, R=R: R(npfn(widen(a), axis=_np_axis(axis),
+                                                                                ddof=ddof)),
+                         red_tol(dt, n, M), model_fn=model)
+
+        # ---- scans over axis 1 (rows of 5) and over all (8 elements); MLX keeps the running
+        # sum / product / log-sum in the half type (c = n), tandem in float32
+        for op in ("cumsum", "cumprod", "cummax", "logcumsumexp"):
+            for axis, a in ((1, xsp if op == "cumprod" else xs), (None, xfp if op == "cumprod" else xf)):
+                tag = "all" if axis is None else f"axis{axis}"
+                n = a.shape[1] if axis == 1 else a.size
+                r64 = scan64(op, widen(a), axis)
+                M = float(max(np.max(np.abs(widen(a))), np.max(np.abs(r64))))  # values, partial results
+                tol = EXACT if op == "cummax" else red_tol(dt, n, M, half_acc=True)
+                params = {"axis": axis, "reverse": False, "inclusive": True}
+                add_case(f"{op}_{tag}_{nm}", op, [a], params,
+                         lambda v, op=op, axis=axis: getattr(mx, op)(v, axis=axis),
+                         lambda v, op=op, axis=axis, R=R: R(scan64(op, widen(v), axis)), tol,
+                         model_fn=lambda v, op=op, axis=axis, R=R: R(scan64(op, widen(v), axis)))
+
+    # ---- int8 / uint8: sums and products count in int32 / uint32 (and wrap there); max keeps
+    # the dtype; argmax gives uint32
+    i8 = mk(I8, randi(9900, (3, 4), -128, 128))
+    u8 = mk(U8, randi(9901, (3, 4), 0, 256))
+    big8 = mk(I8, [[127, 127, 127, 127, -128, -128], [100, 100, 100, 100, 100, 100]])
+    for name, op, a, axis in [("sum_axis1_int8", "sum", i8, 1), ("sum_all_uint8", "sum", u8, None),
+                              ("prod_axis1_int8", "prod", big8, 1), ("prod_axis0_uint8", "prod", u8, 0),
+                              ("max_axis1_int8", "max", i8, 1), ("min_axis0_uint8", "min", u8, 0),
+                              ("argmax_all_int8", "argmax", i8, None), ("argmin_axis1_uint8", "argmin", u8, 1)]:
+        def ref(v, op=op, axis=axis):
+            f = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
+                 "argmax": np.argmax, "argmin": np.argmin}[op]
+            r = np.asarray(f(as_i64(v).astype(object) if op in ("sum", "prod") else v, axis=axis))
+            if op in ("sum", "prod"):
+                return wrap(r, I32 if dtype_name(v) == I8 else U32)
+            return r.astype(np.uint32) if op.startswith("arg") else r
+        add_case(name, op, [a], {"axis": axis, "keepdims": False},
+                 lambda v, op=op, axis=axis: MX_REDUCE[op](v, axis=axis), ref, EXACT)
+
+
+def half_matmul_norm_cases():
+    def ref(a, b, R):
+        return R(np.matmul(widen(a), widen(b)))
+    seed = 9950
+    for dt in (F16, BF16):
+        R = lambda v, dt=dt: round_to(dt, v)  # noqa: E731
+        for tag, sa, sb in (("2d", (3, 5), (5, 4)), ("batch", (2, 3, 8), (8, 5)),
+                            ("vector_matrix", (6,), (6, 4)), ("matrix_vector", (4, 7), (7,))):
+            seed += 2
+            a, b = hrandn(dt, seed, sa), hrandn(dt, seed + 1, sb)
+            k = sa[-1]
+            terms = np.abs(widen(a))[..., :, None] * np.abs(widen(b)).reshape(
+                (k, -1) if len(sb) > 1 else (k, 1))  # |a_ik * b_kj|, for the largest term
+            add_case(f"matmul_{tag}_{half_name(dt)}", "matmul", [a, b], {}, mx.matmul,
+                     lambda x, y, R=R: ref(x, y, R), red_tol(dt, k, float(np.max(terms))),
+                     model_fn=lambda x, y, R=R: ref(x, y, R))
+
+    # fast layerNorm / rmsNorm (MLX's CPU kernels compute them in float32 and round once)
+    def ln64(x, w, b, eps):
+        mu = x.mean(axis=-1, keepdims=True)
+        y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + eps)
+        return y * (w if w is not None else 1.0) + (b if b is not None else 0.0)
+
+    def rms64(x, w, eps):
+        y = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+        return y * (w if w is not None else 1.0)
+    seed = 9980
+    for dt in (F16, BF16):
+        R = lambda v, dt=dt: round_to(dt, v)  # noqa: E731
+        for shape, hw, hb in (((2, 7), True, True), ((3, 8), False, False)):
+            seed += 3
+            x = hrandn(dt, seed, shape, 2.0)
+            ins = [x] + ([mk(dt, randn(seed + 1, shape[-1:], 0.5) + np.float32(1.0))] if hw else []) + \
+                ([hrandn(dt, seed + 2, shape[-1:], 0.5)] if hb else [])
+            eps = 1e-5
+            tag = "affine" if hw else "no_affine"
+
+            def lref(*arrs, hw=hw, hb=hb, R=R):
+                xx, ww, bb = _norm_inputs_h(arrs, (hw, hb))
+                return R(ln64(xx, ww, bb, 1e-5))
+
+            def lmx(*arrs, hw=hw, hb=hb):
+                xx, ww, bb = _norm_inputs_h(arrs, (hw, hb), widen_=False)
+                return mx.fast.layer_norm(xx, ww, bb, 1e-5)
+            y = widen(lref(*ins))
+            add_case(f"layer_norm_{tag}_{half_name(dt)}", "layerNorm", ins,
+                     {"hasWeight": hw, "hasBias": hb, "eps": eps}, lmx, lref,
+                     red_tol(dt, shape[-1], float(np.max(np.abs(y)))), model_fn=lref)
+
+            def rref(*arrs, hw=hw, R=R):
+                xx, ww = _norm_inputs_h(arrs, (hw,))
+                return R(rms64(xx, ww, 1e-5))
+
+            def rmx(*arrs, hw=hw):
+                xx, ww = _norm_inputs_h(arrs, (hw,), widen_=False)
+                return mx.fast.rms_norm(xx, ww, 1e-5)
+            rins = ins[:2] if hw else ins[:1]
+            y = widen(rref(*rins))
+            add_case(f"rms_norm_{'weight' if hw else 'no_weight'}_{half_name(dt)}", "rmsNorm", rins,
+                     {"hasWeight": hw, "eps": eps}, rmx, rref,
+                     red_tol(dt, shape[-1], float(np.max(np.abs(y)))), model_fn=rref)
+
+
+def _norm_inputs_h(arrs, has, widen_=True):
+    it = iter(arrs)
+    out = [next(it)] + [next(it) if h else None for h in has]
+    return [widen(a) if (widen_ and a is not None) else a for a in out]
+
+
+def half_cases():
+    """The cases of the packed dtypes (float16, bfloat16, int8, uint8)."""
+    half_unary_cases()
+    half_binary_cases()
+    half_where_clip_astype_cases()
+    half_reduction_cases()
+    half_matmul_norm_cases()
+
+
+# --------------------------------------------------------------------------------------
 
 def main():
     # NumPy warns about nan/inf/empty-slice results, which the references produce on purpose
@@ -1308,6 +2110,7 @@ def main():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import model_ops
     model_ops.cases(sys.modules[__name__])
+    half_cases()  # the packed dtypes, last so that the cases before them keep their lines
 
     out = {
         "generator": "tests/golden/make_golden.py",

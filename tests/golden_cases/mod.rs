@@ -304,19 +304,16 @@ fn dtype_param(params: &Value, default: DType) -> DType {
         .map_or(default, |d| DType::parse(d).unwrap())
 }
 
-/// A scalar bound typed as the JS layer types it: the array's dtype unless it has a fraction.
+/// A scalar bound typed as the JS layer types it: the array's dtype if that is a float type;
+/// else the array's dtype unless the bound has a fraction (then float32).
 fn bound(value: &Value, dtype: DType) -> Option<Array> {
     let x = value.as_f64()?;
-    let dtype = if dtype == DType::Float32 || x.fract() != 0.0 {
+    let dtype = if !dtype.is_float() && x.fract() != 0.0 {
         DType::Float32
     } else {
         dtype
     };
-    let word = if dtype == DType::Float32 {
-        (x as f32).to_bits()
-    } else {
-        x as i64 as u32
-    };
+    let word = tandem::dtype::convert::from_number(x, dtype);
     Some(Array::from_words(vec![word], &[], dtype).unwrap())
 }
 

@@ -33,3 +33,4 @@ mod scatter;
 mod soak;
 mod startup;
 mod streams;
+mod weights;

@@ -23,7 +23,7 @@ mod tests {
     /// evaluator (`gpu`), then what runs it all (`scheduler`, `startup`, `runtime`,
     /// `raw_block`) and the wasm-bindgen layer (`js`). The crate root (`lib.rs`) sits above
     /// them all.
-    pub(super) const LAYERS: [&str; 17] = [
+    pub(super) const LAYERS: [&str; 18] = [
         "error",
         "dtype",
         "stream",
@@ -35,6 +35,7 @@ mod tests {
         "cpu",
         "ops",
         "transforms",
+        "weights",
         "gpu",
         "scheduler",
         "startup",

@@ -309,6 +309,17 @@ impl Primitive {
         matches!(self, Primitive::Unary(UnaryOp::Cast) | Primitive::View(_))
     }
 
+    /// For an elementwise op of inputs of `dtypes`: the dtype its value operands are
+    /// converted to before it computes (their promotion, as in MLX) and which inputs those
+    /// are (`where`'s condition is not one).
+    pub fn operand_dtype(&self, dtypes: &[DType]) -> Option<(DType, std::ops::Range<usize>)> {
+        match self {
+            Primitive::Binary(_) => Some((crate::dtype::promote(dtypes[0], dtypes[1]), 0..2)),
+            Primitive::Where => Some((crate::dtype::promote(dtypes[1], dtypes[2]), 1..3)),
+            _ => None,
+        }
+    }
+
     /// The op's name, as profiles and memory snapshots report it.
     pub fn name(&self) -> &'static str {
         match self {
