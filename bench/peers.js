@@ -135,6 +135,7 @@ async function timeWorkload(runtime, w) {
     warmups,
     derived: derived && { unit: derived.unit, median: derivedValue(derived, med) },
     ...(impl.note ? { note: impl.note } : {}),
+    ...(impl.memory ? { memory: impl.memory() } : {}),
   };
 }
 
@@ -143,7 +144,9 @@ function line(id, r) {
   if (r.status === "error") return `${id}: error: ${r.error}`;
   const d = r.derived ? `  ${r.derived.median.toFixed(3)} ${r.derived.unit}` : "";
   const flag = r.status === "failed" ? `  CHECK FAILED: ${r.check}` : "";
-  return `${id}: ${r.median.toFixed(3)} ms [${r.min.toFixed(3)}-${r.max.toFixed(3)}]${d}${flag}`;
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  const m = r.memory ? `  resident ${mib(r.memory.residentBytes)} MiB, peak ${mib(r.memory.peakBytes)} MiB` : "";
+  return `${id}: ${r.median.toFixed(3)} ms [${r.min.toFixed(3)}-${r.max.toFixed(3)}]${d}${m}${flag}`;
 }
 
 async function main() {

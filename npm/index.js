@@ -151,7 +151,9 @@ export let
   conv2d = early("conv2d"), convTranspose1d = early("convTranspose1d"),
   convTranspose2d = early("convTranspose2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
   roll = early("roll"), diag = early("diag"), diagonal = early("diagonal"),
-  tensordot = early("tensordot");
+  tensordot = early("tensordot"),
+  // Weights files.
+  load = early("load"), save = early("save"), saveSafetensors = early("saveSafetensors");
 
 /** `einsum(subscripts, ...operands, opts?)`: the glue takes the operands (and options) as a list. */
 export function einsum(subscripts, ...operands) {
@@ -198,7 +200,8 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, putAlongAxis, sliceUpdate, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk, conv1d, conv2d, convTranspose1d, convTranspose2d, pad, tile, repeat, roll, diag, diagonal, tensordot
+    argsort, topk, conv1d, conv2d, convTranspose1d, convTranspose2d, pad, tile, repeat, roll, diag, diagonal, tensordot,
+    load, save, saveSafetensors
   } = glue);
   glueEinsum = glue.einsum;
   compile = compileWith;

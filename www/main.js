@@ -10,11 +10,12 @@ import { $, cell, fillKv } from "./dom.js";
 import { drawHistory, recordHistory } from "./history.js";
 import { formatBytes, seen, setupLimit, showMemory, showSummary, watchMemory } from "./memory.js";
 import { samples, startMonitor } from "./monitor.js";
+import { report as weightsReport, setupWeights } from "./weights.js";
 import { DEFAULTS, MODES, WARMUPS, Workload, callOf, example, source } from "./workload.js";
 
 const LIMITS = { m: 16384, k: 16384, n: 4096, iterations: 5000, repetitions: 100 };
 
-const page = { state: "starting", text: "", results: {}, runs: 0, error: null, seen, smiSamples: samples };
+const page = { state: "starting", text: "", results: {}, runs: 0, error: null, seen, smiSamples: samples, weights: weightsReport };
 window.tandemDemo = page;
 // For the end-to-end drive: the source of the function every mode calls, what each mode
 // passes it, and the shown code run as shown (it must leave active memory where it was).
@@ -153,7 +154,7 @@ async function showProfile(mode) {
  * disabled while it is busy, so a click then is refused visibly, not dropped. */
 function setBusy(flag, why = "") {
   busy = flag;
-  for (const button of document.querySelectorAll("button[data-mode], #run-all")) {
+  for (const button of document.querySelectorAll("button[data-mode], #run-all, #half-compare, #weights-sample")) {
     button.disabled = flag;
     button.title = flag ? why : "";
   }
@@ -195,6 +196,26 @@ async function run(modes) {
     showSummary();
     page.text = resultsText();
     if (historyWanted) openHistory();
+  }
+}
+
+/** Runs a half-precision card action with the page busy; its error shows in the card. */
+async function guard(action) {
+  if (busy) return;
+  setBusy(true, "the half-precision card is running");
+  page.state = "running";
+  $("half-error").textContent = "";
+  try {
+    await action();
+  } catch (err) {
+    $("half-error").textContent = `${err.name}: ${err.message}`;
+  } finally {
+    await tn.synchronize();
+    page.active = tn.getActiveMemory();
+    setBusy(false);
+    page.state = "ready";
+    showMemory();
+    showSummary();
   }
 }
 
@@ -261,6 +282,7 @@ function setupControls() {
   $("settings").addEventListener("submit", (event) => event.preventDefault());
   $("code-mode").addEventListener("change", showCode);
   $("history-panel").addEventListener("toggle", () => openHistory());
+  setupWeights(guard);
 }
 
 async function main() {

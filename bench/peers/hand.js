@@ -87,6 +87,7 @@ export async function setup() {
   return {
     info: { library: "hand-written WGSL, plain WebGPU", adapter: { ...adapter.info } },
     supports: (w) => {
+      if (w.dtype) return "tandem only: the float16 block measures tandem's own memory against its float32 block";
       if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
       if (w.op === "mlx") return w.placement === "gpu" ? true : "GPU-only by hand";
       // The hand-written kernels read and write whole vec4s and tiles.

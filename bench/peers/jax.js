@@ -22,6 +22,7 @@ export async function setup(runtimeId) {
 }
 
 function supports(jitted, w) {
+  if (w.dtype) return "tandem only: the float16 block measures tandem's own memory against its float32 block";
   if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
   if (w.op === "mlx" && w.placement !== "gpu") {
     return w.placement === "split" ? "one device: no split" : "runs on webgpu";

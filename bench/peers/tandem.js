@@ -31,16 +31,17 @@ export async function setup(runtimeId) {
 }
 
 function supports(device, w) {
+  if (w.dtype && w.dtype !== "float32") return true;
   if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
   if (w.op !== "mlx") return true;
   if (w.placement === "split") return device === "gpu" ? true : "the split runs in the tandem-gpu column";
   return w.placement === device ? true : `${w.placement}-only runs in the tandem-${w.placement} column`;
 }
 
-// Uploads an input and makes it resident on `device`: a reduction over it there forces the
-// copy, which the runtime keeps for later ops.
-async function resident(input, device) {
-  const x = tn.array(input.data, { shape: input.shape });
+// Uploads an input (in `dtype`, float32 unless given) and makes it resident on `device`: a
+// reduction over it there forces the copy, which the runtime keeps for later ops.
+async function resident(input, device, dtype = "float32") {
+  const x = tn.array(input.data, { shape: input.shape, dtype });
   const probe = tn.sum(x, { stream: device });
   await probe.toArray();
   probe.dispose();
@@ -68,7 +69,7 @@ async function prepare(device, w, inputs, compile) {
   const stream = { stream: device };
   const owned = [];
   const load = async (name, dev = device) => {
-    const x = await resident(inputs[name], dev);
+    const x = await resident(inputs[name], dev, w.dtype);
     owned.push(x);
     return x;
   };
@@ -128,11 +129,29 @@ async function prepare(device, w, inputs, compile) {
       for (const name of names) args.push(await load(name));
       const model = w.op === "transformer" ? transformerBlock : cnn;
       const f = compile((...xs) => model(w, Object.fromEntries(names.map((n, i) => [n, xs[i]])), stream));
-      return { run: () => readAll([tn.tidy(() => f(...args))]), dispose };
+      return measured(() => readAll([tn.tidy(() => f(...args))]), dispose);
     }
     default:
       throw new Error(`tandem: no implementation of ${w.op}`);
   }
+}
+
+// A model's run, with its memory: the active bytes once the weights are resident, and the
+// highest active bytes during the last run (the peak counter reset before each run).
+async function measured(run, dispose) {
+  await tn.synchronize();
+  const resident = tn.getActiveMemory();
+  const memory = { residentBytes: resident, peakBytes: null };
+  return {
+    run: async () => {
+      tn.resetPeakMemory();
+      const out = await run();
+      memory.peakBytes = tn.getPeakMemory();
+      return out;
+    },
+    dispose,
+    memory: () => memory,
+  };
 }
 
 // One pre-norm transformer block (models.js has the float64 reference): layer norm, fused

@@ -62,6 +62,7 @@ export async function setup(runtimeId) {
 }
 
 function supports(backend, w) {
+  if (w.dtype) return "tandem only: the float16 block measures tandem's own memory against its float32 block";
   if (w.cpuForward && backend !== "webgpu") return "the webgpu backend's CPU forwarding only";
   if (w.op !== "mlx") return true;
   if (w.placement === "split") return "one device: no split";

@@ -207,14 +207,27 @@ pub(super) fn one_line(result: &Value) -> String {
                 )
             };
             format!(
-                "{} ms [{}-{}] x{}{derived}{check}",
+                "{} ms [{}-{}] x{}{derived}{}{check}",
                 ms("median"),
                 ms("min"),
                 ms("max"),
-                result["runs"]
+                result["runs"],
+                memory(result)
             )
         }
         None => format!("unreadable result {result}"),
+    }
+}
+
+/// A model's memory as tandem reports it (`memory` of the result): the active bytes with its
+/// weights resident, and the peak of a run.
+fn memory(result: &Value) -> String {
+    let mib = |key: &str| result["memory"][key].as_f64().map(|b| b / (1 << 20) as f64);
+    match (mib("residentBytes"), mib("peakBytes")) {
+        (Some(resident), Some(peak)) => {
+            format!("  resident {resident:.1} MiB, peak {peak:.1} MiB")
+        }
+        _ => String::new(),
     }
 }
 

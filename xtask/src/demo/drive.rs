@@ -51,6 +51,7 @@ pub fn run_demo(manifest: &Manifest) -> Result<String, String> {
     report.push(save(&browser.screenshot_viewport()?, PHONE_SCREENSHOT)?);
     browser.set_viewport(1280, 800, false)?;
     report.push(limit_bites_then_lifts(&browser)?);
+    report.push(half_and_weights(&browser)?);
     report.push(open_history(&browser)?);
     drop(browser);
     report.push(without_webgpu(manifest)?);
@@ -302,6 +303,54 @@ fn limit_bites_then_lifts(browser: &Browser) -> Result<String, String> {
         "limit 1 MiB: the page showed \"{first_line}\"; active {active} bytes before, {} \
          after; lifted, split ran again",
         state["active"]
+    ))
+}
+
+/// The half-precision card: the float16 weights hold half the float32 ones' bytes, and the
+/// page's own safetensors file loads with its progress reported to the end.
+fn half_and_weights(browser: &Browser) -> Result<String, String> {
+    // The action's result, or the error the card shows.
+    let wait = |what: &str| {
+        let value = browser.wait_for(
+            &format!(
+                "const p = window.tandemDemo; if (p.state !== 'ready') return null; \
+                 const e = document.getElementById('half-error').textContent; \
+                 return e ? {{error: e}} : p.weights.{what};"
+            ),
+            RUN_TIMEOUT,
+        )?;
+        match value["error"].as_str() {
+            Some(error) => Err(format!("the half-precision card showed {error}")),
+            None => Ok(value),
+        }
+    };
+    click(browser, "#half-compare")?;
+    let rows = wait("compare")?;
+    let bytes = |k: usize, key: &str| rows[k][key].as_f64().unwrap_or(0.0);
+    let ratio = bytes(1, "residentBytes") / bytes(0, "residentBytes");
+    if !(0.45..=0.55).contains(&ratio) {
+        return Err(format!(
+            "float16 weights hold {ratio:.2} of float32's bytes: {rows}"
+        ));
+    }
+    click(browser, "#weights-sample")?;
+    let loaded = wait("loaded")?;
+    let last = &loaded["progress"][loaded["progress"].as_array().map_or(0, |p| p.len()) - 1];
+    if loaded["tensors"] != 3 || last[0] != last[1] {
+        return Err(format!("the sample file loaded as {loaded}"));
+    }
+    let mib = |b: f64| b / (1 << 20) as f64;
+    Ok(format!(
+        "half: float32 weights {:.2} MiB, peak {:.2} MiB, {:.1} ms; float16 {:.2} MiB, peak {:.2} \
+         MiB, {:.1} ms; sample file: 3 tensors, progress ended at {} of {} bytes",
+        mib(bytes(0, "residentBytes")),
+        mib(bytes(0, "peakBytes")),
+        bytes(0, "ms"),
+        mib(bytes(1, "residentBytes")),
+        mib(bytes(1, "peakBytes")),
+        bytes(1, "ms"),
+        last[0],
+        last[1]
     ))
 }
 
