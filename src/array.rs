@@ -40,22 +40,13 @@ thread_local! {
 
 const CAST: Primitive = Primitive::Unary(crate::graph::primitive::UnaryOp::Cast);
 
-/// `x` in its compute dtype: an `astype` node, or for a number on the host (a weak scalar of
-/// an op) its converted word at once, which elementwise kernels take as a parameter.
+/// `x` in its compute dtype: an `astype` node. (Never a converted copy made at once, even of
+/// a number: `compile` traces with stand-ins for its arguments, and a copy would bake the
+/// stand-in's value into the tape instead of following the argument.)
 fn widened(x: Array, stream: Stream) -> Array {
     let (from, to) = (x.dtype(), x.dtype().compute());
     if from == to {
         return x;
-    }
-    if x.is_host_scalar() {
-        let offset = x.data().map_or(0, |d| d.layout.offset);
-        let word = x
-            .storage()
-            .and_then(|s| s.host_words())
-            .map(|w| crate::dtype::packed::element(&w, from, offset));
-        if let Some(scalar) = word.and_then(|w| Array::from_words(vec![w], x.shape(), to).ok()) {
-            return scalar;
-        }
     }
     Array::node(x.shape().to_vec(), to, stream, Some(CAST), vec![x])
 }
@@ -180,8 +171,11 @@ impl Array {
         if primitive == Primitive::Matmul && stream.device == Device::Gpu {
             GPU_MATMUL_MADE.with(|made| made.set(true));
         }
-        let packed = dtype.is_packed() || inputs.iter().any(|x| x.dtype().is_packed());
-        if packed && !primitive.takes_packed() {
+        let device = stream.device;
+        let widens =
+            |(k, x): (usize, &Array)| x.dtype().is_packed() && !primitive.reads_packed(k, device);
+        let rounds = dtype.is_packed() && !primitive.writes_packed();
+        if rounds || inputs.iter().enumerate().any(widens) {
             return Array::through_compute(primitive, inputs, shape, dtype, stream);
         }
         Array::node(shape, dtype, stream, Some(primitive), inputs)
@@ -210,14 +204,20 @@ impl Array {
             .map(|(k, x)| match &promoted {
                 Some((to, operands)) if operands.contains(&k) && x.dtype() != *to => {
                     let x_shape = x.shape().to_vec();
-                    Array::node(x_shape, *to, stream, Some(CAST), vec![x])
+                    let x = Array::node(x_shape, *to, stream, Some(CAST), vec![x]);
+                    (k, x)
                 }
-                _ => x,
+                _ => (k, x),
             })
-            .map(|x| widened(x, stream))
+            .map(|(k, x)| match primitive.reads_packed(k, stream.device) {
+                true => x,
+                false => widened(x, stream),
+            })
             .collect();
-        let node = Array::from_primitive(primitive, inputs, shape, dtype.compute(), stream);
-        if !dtype.is_packed() {
+        let rounds = dtype.is_packed() && !primitive.writes_packed();
+        let computed = if rounds { dtype.compute() } else { dtype };
+        let node = Array::from_primitive(primitive, inputs, shape, computed, stream);
+        if !rounds {
             return node;
         }
         let shape = node.shape().to_vec();

@@ -389,3 +389,57 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     pollster::block_on(runtime.synchronize()).unwrap();
     assert_eq!(active(), before);
 }
+
+/// On the CPU, the casts that widen a packed dtype's inputs and round its results fold into
+/// the program: a float16 chain (with a bfloat16 and an int8 operand, a transposed input and
+/// an odd length) is one node reading packed leaves and writing packed words, with the
+/// unfused ops' bits. The GPU keeps the casts as nodes of their own.
+#[test]
+fn packed_chains_fuse_on_the_cpu_with_the_unfused_bits() {
+    let runtime = gpu_runtime();
+    let n = 1001;
+    let make = |dtype: DType, seed| {
+        let wide = Array::from_words(
+            random_words(DType::Float32, 3 * n, seed),
+            &[3, n],
+            DType::Float32,
+        );
+        ops::astype(&wide.unwrap(), dtype, Device::Cpu)
+    };
+    let (x, b, t) = (
+        make(DType::Float16, 1),
+        make(DType::BFloat16, 2),
+        make(DType::Float16, 3),
+    );
+    let i = ops::astype(&make(DType::Float32, 4), DType::Int8, Device::Cpu);
+    pollster::block_on(runtime.evaluate(&[x.clone(), b.clone(), t.clone(), i.clone()])).unwrap();
+    let chain = |held: &mut Vec<Array>| {
+        let mut keep = |a: Array| {
+            held.push(a.clone());
+            a
+        };
+        let d = Device::Cpu;
+        let e = keep(ops::unary(UnaryOp::Tanh, &x, d).unwrap());
+        let s = keep(ops::add(&e, &b, d).unwrap());
+        let tt =
+            keep(ops::reshape(&ops::transpose(&t, None, d).unwrap(), &[3, n as isize], d).unwrap());
+        let m = keep(ops::binary(BinaryOp::Multiply, &s, &tt, d).unwrap());
+        let j = keep(ops::binary(BinaryOp::Add, &m, &i, d).unwrap());
+        ops::astype(&j, DType::Float16, d)
+    };
+    let mut held = Vec::new();
+    let unfused_out = chain(&mut held);
+    let unfused = words(&runtime, &unfused_out);
+    drop(held);
+    let before = active();
+    let mut made = Vec::new();
+    let out = chain(&mut made);
+    drop(made);
+    assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1);
+    assert!(matches!(out.primitive(), Some(Primitive::Fused(_))));
+    assert_eq!(out.dtype(), DType::Float16);
+    assert_eq!(words(&runtime, &out), unfused);
+    drop(out);
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(active(), before);
+}

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use crate::cpu::cast::Operand;
 use crate::cpu::{binary, select, unary};
-use crate::dtype::promote;
+use crate::dtype::{DType, packed, promote};
 use crate::error::Result;
 use crate::graph::primitive::{FusedExpr, Step};
 use crate::graph::shape::{contiguous_strides, numel, repeated_row};
@@ -16,20 +16,22 @@ use crate::graph::shape::{contiguous_strides, numel, repeated_row};
 /// Output elements per chunk: a few values of this length stay in L1.
 const CHUNK: usize = 2048;
 
-/// A step's value over one chunk: one word per element, or one word for all of them.
+/// A step's value over one chunk: its elements' storage (packed for a packed dtype), or one
+/// element for all of them. A packed leaf is read widened, and says so in `widened`.
 struct Value<'a> {
     words: Cow<'a, [u32]>,
     splat: bool,
+    widened: Option<DType>,
 }
 
 const DENSE: [isize; 1] = [1];
 const SPLAT: [isize; 1] = [0];
 
 impl Value<'_> {
-    fn operand(&self, dtype: crate::dtype::DType) -> Operand<'_> {
+    fn operand(&self, dtype: DType) -> Operand<'_> {
         Operand {
             words: &self.words,
-            dtype,
+            dtype: self.widened.unwrap_or(dtype),
             strides: if self.splat { &SPLAT } else { &DENSE },
             offset: 0,
         }
@@ -39,14 +41,17 @@ impl Value<'_> {
 /// `expr` over `shape`; `inputs` are broadcast over `shape` (their strides are).
 pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Vec<u32>> {
     let n = numel(shape);
-    let mut out = Vec::with_capacity(n);
+    let dtype = *expr.dtypes.last().expect("a program has steps");
+    let mut out = Vec::with_capacity(dtype.words(n));
     let last_uses = expr.last_uses();
     let mut start = 0;
+    // Chunks are whole words of a packed result: CHUNK is a multiple of 4.
     while start < n {
         let len = CHUNK.min(n - start);
         let value = run_chunk(expr, &last_uses, shape, inputs, None, start, len)?;
         if value.splat {
-            out.resize(out.len() + len, value.words[0]);
+            let bits = packed::bits(&value.words, dtype, 0);
+            out.extend(packed::pack(std::iter::repeat_n(bits, len), dtype));
         } else {
             out.extend_from_slice(&value.words);
         }
@@ -104,7 +109,11 @@ fn run_chunk<'a>(
             (Step::Input(0), Some(words)) => Value {
                 words: Cow::Borrowed(words),
                 splat: false,
+                widened: None,
             },
+            (Step::Input(k), _) if inputs[k].dtype.is_packed() => {
+                packed_chunk(&inputs[k], shape, start, len)
+            }
             (Step::Input(k), _) => input_chunk(&inputs[k], shape, start, len),
             _ => {
                 let get = |a: usize| values[a].as_ref().expect("a step's operands are live");
@@ -135,6 +144,7 @@ fn run_chunk<'a>(
                 Value {
                     words: Cow::Owned(words),
                     splat,
+                    widened: None,
                 }
             }
         };
@@ -158,6 +168,7 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
         return Value {
             words: Cow::Borrowed(&input.words[input.offset..input.offset + 1]),
             splat: true,
+            widened: None,
         };
     }
     let dense = contiguous_strides(shape);
@@ -176,6 +187,23 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
     Value {
         words,
         splat: false,
+        widened: None,
+    }
+}
+
+/// A packed input's elements `start..start + len` over `shape`, each widened to its compute
+/// dtype's word (the casts after it then convert nothing).
+fn packed_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usize) -> Value<'a> {
+    let splat = input.strides.iter().all(|&s| s == 0);
+    let count = if splat { 1 } else { len };
+    let words = positions(input, shape, start, count)
+        .into_iter()
+        .map(|at| packed::element(input.words, input.dtype, at))
+        .collect();
+    Value {
+        words: Cow::Owned(words),
+        splat,
+        widened: Some(input.dtype.compute()),
     }
 }
 
@@ -194,6 +222,14 @@ fn repeat_row(input: &Operand, period: usize, start: usize, len: usize) -> Vec<u
 
 /// The elements of a strided input at row-major positions `start..start + len`.
 fn gather(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<u32> {
+    positions(input, shape, start, len)
+        .into_iter()
+        .map(|at| input.words[at])
+        .collect()
+}
+
+/// Where a strided input's elements at row-major positions `start..start + len` are.
+fn positions(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<usize> {
     let mut index = vec![0usize; shape.len()];
     let mut rest = start;
     for d in (0..shape.len()).rev() {
@@ -208,7 +244,7 @@ fn gather(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<u32
             .sum::<isize>();
     let mut out = Vec::with_capacity(len);
     for _ in 0..len {
-        out.push(input.words[at as usize]);
+        out.push(at as usize);
         for d in (0..shape.len()).rev() {
             index[d] += 1;
             at += input.strides[d];

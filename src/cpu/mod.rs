@@ -25,7 +25,7 @@ pub mod unary;
 use std::borrow::Cow;
 
 use crate::array::Array;
-use crate::dtype::promote;
+use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::graph::primitive::{Primitive, UnaryOp};
 use crate::graph::shape::Layout;
@@ -319,6 +319,11 @@ fn product(inputs: &[Array], host: &[HostInput], finish: &mut matmul::Finish) ->
         }
     };
     let (a, b) = (operand(0), operand(1));
+    // B may be a packed float (a float16 weight), widened as its panels are packed.
+    let elements = match inputs[1].dtype() {
+        DType::Float32 => matmul::Elements::F32(bytemuck::cast_slice(&b.0)),
+        packed => matmul::Elements::Packed(&b.0, packed),
+    };
     let (a_shape, b_shape) = (inputs[0].shape(), inputs[1].shape());
     let r = a_shape.len();
     let batch = crate::graph::shape::numel(&a_shape[..r - 2]);
@@ -328,7 +333,7 @@ fn product(inputs: &[Array], host: &[HostInput], finish: &mut matmul::Finish) ->
         b_shape[r - 1],
         a_shape[r - 1],
         (bytemuck::cast_slice(&a.0), a.1, a.2),
-        (bytemuck::cast_slice(&b.0), b.1, b.2),
+        (elements, b.1, b.2),
         finish,
     )
 }

@@ -58,7 +58,8 @@ impl Literal {
         }
         let data = node.data()?;
         let words = data.storage.host_words()?;
-        let word = *words.get(data.layout.offset)?;
+        // The element's bits (a packed dtype's element sits inside a word).
+        let word = crate::dtype::packed::bits(&words, node.dtype(), data.layout.offset);
         Some(Literal {
             word,
             shape: node.shape().to_vec(),

@@ -245,6 +245,10 @@ impl Graph {
     /// matmul or its reshape) and the matmul.
     fn product_of(&self, edges: &HashMap<usize, usize>, root: usize) -> Option<(usize, usize)> {
         let region = &self.nodes[root];
+        // The epilogue writes over the float32 product in place.
+        if region.dtype() != crate::dtype::DType::Float32 {
+            return None;
+        }
         let only_read_here = |j: usize, reads: usize| {
             self.free[j]
                 && reads == self.uses[j]
@@ -379,11 +383,12 @@ fn is_fusable(node: &Array, inputs: &[Array]) -> bool {
         node.primitive(),
         Some(Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where)
     );
-    // Fused programs read and write word dtypes only: the casts that widen and round the
-    // packed dtypes stay nodes of their own.
+    // The CPU's fused programs read packed leaves and write a packed result (the casts that
+    // widen and round them fold in); the GPU's read and write word dtypes only, so there the
+    // casts stay nodes of their own.
     let packed = node.dtype().is_packed() || inputs.iter().any(|x| x.dtype().is_packed());
     elementwise
-        && !packed
+        && (!packed || node.device() == Device::Cpu)
         && node.size() > 0
         && inputs.iter().all(|x| {
             let row = || is_row(x.shape(), node.shape(), node.device());

@@ -15,9 +15,68 @@ pub use kernel::{MR, NR};
 /// matrices are (0: one matrix broadcast over the batch).
 pub type Operand<'a> = (&'a [f32], usize, usize);
 
+/// B's storage, as [`Operand`], of float32 or of a packed dtype widened as it is read.
+pub type Source<'a> = (Elements<'a>, usize, usize);
+
+/// Elements of B: float32, or a packed dtype's storage words (a float16 weight), widened
+/// exactly when a panel of B is packed, so that no float32 copy of a whole weight is made.
+#[derive(Clone, Copy)]
+pub enum Elements<'a> {
+    F32(&'a [f32]),
+    Packed(&'a [u32], crate::dtype::DType),
+}
+
+impl Elements<'_> {
+    /// Elements `at..at + out.len()` as float32, into `out`.
+    pub fn read(&self, at: usize, out: &mut [f32]) {
+        use crate::dtype::DType;
+        let end = at + out.len();
+        match *self {
+            Elements::F32(v) => out.copy_from_slice(&v[at..end]),
+            Elements::Packed(words, DType::Float16) => {
+                let halves: &[u16] = bytemuck::cast_slice(words);
+                for (o, &h) in out.iter_mut().zip(&halves[at..end]) {
+                    *o = half::f16::from_bits(h).to_f32();
+                }
+            }
+            Elements::Packed(words, DType::BFloat16) => {
+                let halves: &[u16] = bytemuck::cast_slice(words);
+                for (o, &h) in out.iter_mut().zip(&halves[at..end]) {
+                    *o = f32::from_bits(u32::from(h) << 16);
+                }
+            }
+            Elements::Packed(words, dtype) => {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let wide = crate::dtype::packed::element(words, dtype, at + i);
+                    *o = f32::from_bits(crate::dtype::convert::cast_element(
+                        wide,
+                        dtype,
+                        DType::Float32,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Rows of one matrix of B: its elements from `base`, rows `n` apart.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    pub elements: Elements<'a>,
+    pub base: usize,
+}
+
+impl Rows<'_> {
+    /// Row `r`'s columns `from..from + out.len()` (rows `ld` apart), as float32.
+    pub fn read(&self, r: usize, ld: usize, from: usize, out: &mut [f32]) {
+        self.elements.read(self.base + r * ld + from, out);
+    }
+}
+
 /// `batch` products of (m x k) by (k x n) row-major matrices; operand `x`'s matrix `i` starts
 /// at `x.1 + i * x.2` in `x.0`.
 pub fn matmul(batch: usize, m: usize, n: usize, k: usize, a: Operand, b: Operand) -> Vec<f32> {
+    let b = (Elements::F32(b.0), b.1, b.2);
     matmul_then(batch, m, n, k, a, b, &mut |_, _| {})
 }
 
@@ -33,7 +92,7 @@ pub fn matmul_then(
     n: usize,
     k: usize,
     a: Operand,
-    b: Operand,
+    b: Source,
     finish: &mut Finish,
 ) -> Vec<f32> {
     let mut out = vec![0f32; batch * m * n];
@@ -42,7 +101,10 @@ pub fn matmul_then(
     }
     for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
         let a = &a.0[a.1 + i * a.2..][..m * k];
-        let b = &b.0[b.1 + i * b.2..][..k * n];
+        let b = Rows {
+            elements: b.0,
+            base: b.1 + i * b.2,
+        };
         let mut rows = |first_row: usize, c: &mut [f32]| finish(i * m * n + first_row * n, c);
         if m >= MR {
             packed::matmul(m, n, k, a, b, c, &mut rows);
@@ -94,7 +156,8 @@ mod tests {
             let (a, b) = (values(batch * m * k, 3), values(k * n, 4));
             let plain = matmul(batch, m, n, k, (&a, 0, m * k), (&b, 0, 0));
             let mut next = 0;
-            let doubled = matmul_then(batch, m, n, k, (&a, 0, m * k), (&b, 0, 0), &mut |at, c| {
+            let source = (Elements::F32(&b), 0, 0);
+            let doubled = matmul_then(batch, m, n, k, (&a, 0, m * k), source, &mut |at, c| {
                 assert_eq!(at, next, "{m}x{n}x{k}");
                 assert_eq!(c.len() % n, 0);
                 for (i, v) in c.iter_mut().enumerate() {

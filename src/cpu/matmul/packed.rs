@@ -4,6 +4,7 @@
 //! (4 KiB) stay in the first-level cache while a tile runs; MC x KC of A (96 KiB) stays in the
 //! second level while B's panel streams past it.
 
+use super::Rows;
 use super::kernel::{MR, NR, tile, tile_rows};
 
 const KC: usize = 256;
@@ -29,7 +30,7 @@ pub fn matmul(
     n: usize,
     k: usize,
     a: &[f32],
-    b: &[f32],
+    b: Rows,
     c: &mut [f32],
     finish: &mut dyn FnMut(usize, &mut [f32]),
 ) {
@@ -53,7 +54,7 @@ pub fn matmul(
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(depth) {
             let kc = depth.min(k - pc);
-            pack_b(&b[pc * n + jc..], n, kc, nc, &mut b_panel);
+            pack_b(b, (pc, jc), n, (kc, nc), &mut b_panel);
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
                 let c_block = &mut c[ic * n + jc..];
@@ -138,14 +139,14 @@ fn tiles(mc: usize, nc: usize, kc: usize, a: Panels, b: &[f32], c: &mut [f32], l
     }
 }
 
-/// B's (kc x nc) panel at `b` (rows `ldb` apart) as micro-panels of NR columns, each `kc` rows
-/// of NR values; columns past nc are zeros.
-fn pack_b(b: &[f32], ldb: usize, kc: usize, nc: usize, to: &mut [f32]) {
+/// B's (kc x nc) panel from row `pc`, column `jc` (rows `ldb` apart) as micro-panels of NR
+/// columns, each `kc` rows of NR values (widened from a packed dtype here); columns past nc
+/// are zeros.
+fn pack_b(b: Rows, (pc, jc): (usize, usize), ldb: usize, (kc, nc): (usize, usize), to: &mut [f32]) {
     for (jr, panel) in (0..nc).step_by(NR).zip(to.chunks_exact_mut(NR * kc)) {
         let cols = NR.min(nc - jr);
         for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
-            let row = &b[p * ldb + jr..p * ldb + jr + cols];
-            dst[..cols].copy_from_slice(row);
+            b.read(pc + p, ldb, jc + jr, &mut dst[..cols]);
             dst[cols..].fill(0.0);
         }
     }

@@ -301,12 +301,33 @@ pub enum Primitive {
 }
 
 impl Primitive {
-    /// Whether the primitive's kernels read and write the packed dtypes (`float16`,
-    /// `bfloat16`, `int8`, `uint8`) themselves. Others compute in the compute dtypes, with
-    /// their packed inputs widened and their output rounded by `astype` nodes around them
-    /// (`Array::from_primitive`).
-    pub fn takes_packed(&self) -> bool {
-        matches!(self, Primitive::Unary(UnaryOp::Cast) | Primitive::View(_))
+    /// Whether the primitive's kernels on `device` read its input `k` in a packed dtype
+    /// (`float16`, `bfloat16`, `int8`, `uint8`) themselves: the conversion and a view's copy,
+    /// and the CPU matmul's B (a weight), which it widens panel by panel as it packs them.
+    /// Other packed inputs are widened by `astype` nodes (`Array::from_primitive`). A fused
+    /// program (made by fusion from nodes already widened, or replayed from a compiled tape)
+    /// reads its inputs in the dtypes it was built with, and is never widened again.
+    pub fn reads_packed(&self, k: usize, device: crate::stream::Device) -> bool {
+        match self {
+            Primitive::Unary(UnaryOp::Cast)
+            | Primitive::View(_)
+            | Primitive::Fused(_)
+            | Primitive::MatmulThen(_) => true,
+            Primitive::Matmul => k == 1 && device == crate::stream::Device::Cpu,
+            _ => false,
+        }
+    }
+
+    /// Whether the primitive's kernels write a packed dtype themselves; others compute in
+    /// the compute dtype and an `astype` rounds their result once.
+    pub fn writes_packed(&self) -> bool {
+        matches!(
+            self,
+            Primitive::Unary(UnaryOp::Cast)
+                | Primitive::View(_)
+                | Primitive::Fused(_)
+                | Primitive::MatmulThen(_)
+        )
     }
 
     /// For an elementwise op of inputs of `dtypes`: the dtype its value operands are
