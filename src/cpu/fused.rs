@@ -171,12 +171,7 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
             widened: None,
         };
     }
-    let dense = contiguous_strides(shape);
-    let row_major = shape
-        .iter()
-        .zip(input.strides.iter().zip(&dense))
-        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
-    let words = if row_major {
+    let words = if is_row_major(input, shape) {
         let from = input.offset + start;
         Cow::Borrowed(&input.words[from..from + len])
     } else if let Some(period) = repeated_row(shape, input.strides) {
@@ -191,15 +186,30 @@ fn input_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usiz
     }
 }
 
+/// Whether the input's strides over `shape` are row-major (axes of extent 1 aside).
+fn is_row_major(input: &Operand, shape: &[usize]) -> bool {
+    let dense = contiguous_strides(shape);
+    shape
+        .iter()
+        .zip(input.strides.iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d)
+}
+
 /// A packed input's elements `start..start + len` over `shape`, each widened to its compute
 /// dtype's word (the casts after it then convert nothing).
 fn packed_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usize) -> Value<'a> {
     let splat = input.strides.iter().all(|&s| s == 0);
     let count = if splat { 1 } else { len };
-    let words = positions(input, shape, start, count)
-        .into_iter()
-        .map(|at| packed::element(input.words, input.dtype, at))
-        .collect();
+    let element = |at| packed::element(input.words, input.dtype, at);
+    let words = if !splat && is_row_major(input, shape) {
+        let from = input.offset + start;
+        (from..from + len).map(element).collect()
+    } else {
+        positions(input, shape, start, count)
+            .into_iter()
+            .map(element)
+            .collect()
+    };
     Value {
         words: Cow::Owned(words),
         splat,

@@ -63,7 +63,7 @@ pub fn narrow_all(words: &[u32], dtype: DType) -> Vec<u32> {
 /// An element's bits as a word of its compute dtype: exact for every packed dtype.
 pub fn widen(bits: u32, dtype: DType) -> u32 {
     match dtype {
-        DType::Float16 => f16::from_bits(bits as u16).to_f32().to_bits(),
+        DType::Float16 => f32_bits_from_f16(bits),
         DType::BFloat16 => bits << 16,
         DType::Int8 => bits as u8 as i8 as i32 as u32,
         _ => bits,
@@ -75,11 +75,55 @@ pub fn widen(bits: u32, dtype: DType) -> u32 {
 /// bits, as C's conversions wrap.
 pub fn narrow(word: u32, dtype: DType) -> u32 {
     match dtype {
-        DType::Float16 => u32::from(f16::from_f32(f32::from_bits(word)).to_bits()),
+        DType::Float16 => f16_from_f32_bits(word),
         DType::BFloat16 => u32::from(bf16::from_f32(f32::from_bits(word)).to_bits()),
         DType::Int8 | DType::Uint8 => word & 0xff,
         _ => word,
     }
+}
+
+/// A float16's bits as a float32's: exact, NaN quieted as the `half` crate quiets it. On bits
+/// and one multiplication by 2^112 (exact, subnormals included), so that loops over a weight
+/// vectorize; `half`'s own conversion branches per element.
+pub fn f32_bits_from_f16(h: u32) -> u32 {
+    let sign = (h & 0x8000) << 16;
+    let magnitude = h & 0x7fff;
+    let scaled = f32::from_bits(magnitude << 13) * f32::from_bits(0x7780_0000);
+    let bits = match magnitude {
+        0x7c00 => 0x7f80_0000,
+        m if m > 0x7c00 => 0x7fc0_0000 | (m & 0x3ff) << 13,
+        _ => scaled.to_bits(),
+    };
+    bits | sign
+}
+
+/// A float32's bits rounded to float16's, to nearest with ties to even (`half`'s rules and
+/// results: overflow to infinity, NaN keeping its sign and top mantissa bits, quieted). The
+/// GPU's `wgsl/half.wgsl` is the same algorithm.
+pub fn f16_from_f32_bits(b: u32) -> u32 {
+    let sign = (b >> 16) & 0x8000;
+    let exp = b & 0x7f80_0000;
+    let man = b & 0x007f_ffff;
+    if exp == 0x7f80_0000 {
+        let nan = if man != 0 { 0x0200 } else { 0 };
+        return sign | 0x7c00 | nan | (man >> 13);
+    }
+    let e = (exp >> 23) as i32 - 112;
+    if e >= 31 {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x0080_0000;
+        let shift = (14 - e) as u32;
+        let round = 1u32 << (shift - 1);
+        let up = (m & round) != 0 && (m & (3 * round - 1)) != 0;
+        return sign | ((m >> shift) + u32::from(up));
+    }
+    let up = (man & 0x1000) != 0 && (man & 0x2fff) != 0;
+    sign | ((((e as u32) << 10) | (man >> 13)) + u32::from(up))
 }
 
 /// A number as one element's bits: floats rounded once from the f64 value, integers
@@ -117,6 +161,31 @@ mod tests {
         assert_eq!(widen(0xff, DType::Int8) as i32, -1);
         assert_eq!(narrow(300, DType::Int8), 44);
         assert_eq!(narrow((-1i32) as u32, DType::Uint8), 255);
+    }
+
+    /// The bit-level conversions give the `half` crate's results for every float16 and for
+    /// float32s of every exponent.
+    #[test]
+    fn the_fast_conversions_agree_with_the_half_crate() {
+        for h in 0..=u16::MAX {
+            let ours = f32::from_bits(f32_bits_from_f16(u32::from(h)));
+            let theirs = f16::from_bits(h).to_f32();
+            assert!(
+                ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()),
+                "{h:#x}"
+            );
+        }
+        let mut state = 7u32;
+        for i in 0..2_000_000u32 {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let b = if i < 65536 {
+                (i << 16) | (state & 0xffff)
+            } else {
+                state
+            };
+            let theirs = u32::from(f16::from_f32(f32::from_bits(b)).to_bits());
+            assert_eq!(f16_from_f32_bits(b), theirs, "{b:#x}");
+        }
     }
 
     #[test]

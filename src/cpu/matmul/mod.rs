@@ -36,7 +36,7 @@ impl Elements<'_> {
             Elements::Packed(words, DType::Float16) => {
                 let halves: &[u16] = bytemuck::cast_slice(words);
                 for (o, &h) in out.iter_mut().zip(&halves[at..end]) {
-                    *o = half::f16::from_bits(h).to_f32();
+                    *o = f32::from_bits(crate::dtype::packed::f32_bits_from_f16(u32::from(h)));
                 }
             }
             Elements::Packed(words, DType::BFloat16) => {

@@ -143,10 +143,35 @@ fn tiles(mc: usize, nc: usize, kc: usize, a: Panels, b: &[f32], c: &mut [f32], l
 /// columns, each `kc` rows of NR values (widened from a packed dtype here); columns past nc
 /// are zeros.
 fn pack_b(b: Rows, (pc, jc): (usize, usize), ldb: usize, (kc, nc): (usize, usize), to: &mut [f32]) {
+    if let super::Elements::Packed(..) = b.elements {
+        return pack_packed_b(b, (pc, jc), ldb, (kc, nc), to);
+    }
     for (jr, panel) in (0..nc).step_by(NR).zip(to.chunks_exact_mut(NR * kc)) {
         let cols = NR.min(nc - jr);
         for (p, dst) in panel.chunks_exact_mut(NR).enumerate() {
             b.read(pc + p, ldb, jc + jr, &mut dst[..cols]);
+            dst[cols..].fill(0.0);
+        }
+    }
+}
+
+/// [`pack_b`] for a packed B: each of the panel's rows is widened whole into a scratch row
+/// (one conversion loop over nc elements, which vectorizes), then spread over the
+/// micro-panels.
+fn pack_packed_b(
+    b: Rows,
+    (pc, jc): (usize, usize),
+    ldb: usize,
+    (kc, nc): (usize, usize),
+    to: &mut [f32],
+) {
+    let mut row = vec![0f32; nc];
+    for p in 0..kc {
+        b.read(pc + p, ldb, jc, &mut row);
+        for (jr, panel) in (0..nc).step_by(NR).zip(to.chunks_exact_mut(NR * kc)) {
+            let cols = NR.min(nc - jr);
+            let dst = &mut panel[p * NR..(p + 1) * NR];
+            dst[..cols].copy_from_slice(&row[jr..jr + cols]);
             dst[cols..].fill(0.0);
         }
     }
