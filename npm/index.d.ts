@@ -826,9 +826,9 @@ export declare namespace fast {
    * `(x - mean) / sqrt(var + eps) * weight + bias` over the last axis (`float32`), one kernel a
    * row; `weight` and `bias` are 1-D of the last axis's length, or `null`.
    */
-  function layerNorm(x: NDArray, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatDType>;
+  function layerNorm<D extends DType>(x: NDArray<D>, weight: NDArray | null, bias: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatOf<D>>;
   /** `x / sqrt(mean(x^2) + eps) * weight` over the last axis (`float32`), one kernel a row. */
-  function rmsNorm(x: NDArray, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatDType>;
+  function rmsNorm<D extends DType>(x: NDArray<D>, weight: NDArray | null, eps: number, opts?: StreamOptions): NDArray<FloatOf<D>>;
   /** The options of `rope`. */
   interface RopeOptions extends StreamOptions {
     /** Rotate neighbouring pairs (GPT-J) instead of the two halves (GPT-NeoX); false when absent. */
@@ -844,7 +844,7 @@ export declare namespace fast {
    * Rotary position embedding (MLX's `fast.rope`): the first `dims` features of the last axis
    * rotated by position along the second-to-last axis; `x` has at least 3 axes.
    */
-  function rope(x: NDArray, dims: number, opts?: RopeOptions): NDArray<FloatDType>;
+  function rope<D extends DType>(x: NDArray<D>, dims: number, opts?: RopeOptions): NDArray<FloatOf<D>>;
   /** The options of `scaledDotProductAttention`. */
   interface AttentionOptions extends StreamOptions {
     /** The scores' factor; `1 / sqrt(D)` when absent. */
@@ -860,7 +860,7 @@ export declare namespace fast {
    * `[B, Hkv, S, Dv]`, with `Hq` a multiple of `Hkv` (grouped-query attention). Composed of
    * matmuls and one fused softmax for now.
    */
-  function scaledDotProductAttention(q: NDArray, k: NDArray, v: NDArray, opts?: AttentionOptions): NDArray<FloatDType>;
+  function scaledDotProductAttention<D extends DType>(q: NDArray<D>, k: NDArray, v: NDArray, opts?: AttentionOptions): NDArray<FloatOf<D>>;
 }
 
 /** The options of `sort`, `argsort` and `topk`. */
@@ -968,12 +968,12 @@ export interface ConvOptions extends StreamOptions {
  * 1-D convolution, channels last (MLX's layout): input `[N, L, C]`, weight `[O, K, C/groups]`,
  * result `[N, L', O]` (a float dtype).
  */
-export function conv1d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<FloatDType>;
+export function conv1d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvOptions): NDArray<FloatOf<D>>;
 /**
  * 2-D convolution, channels last: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`, result
  * `[N, H', W', O]` (a float dtype). For now an im2col copy and one batched matmul.
  */
-export function conv2d(input: NDArray, weight: NDArray, opts?: ConvOptions): NDArray<FloatDType>;
+export function conv2d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvOptions): NDArray<FloatOf<D>>;
 /** The options of a transposed convolution. */
 export interface ConvTransposeOptions extends ConvOptions {
   /** Extra output on the far side of each spatial axis, below the stride or the dilation; 0 when absent. */
@@ -984,9 +984,9 @@ export interface ConvTransposeOptions extends ConvOptions {
  * `[N, L, C]`, weight `[O, K, C/groups]` (the layout `conv1d` takes), result `[N, L', O]` with
  * `L' = (L - 1) * stride - 2 * padding + dilation * (K - 1) + 1 + outputPadding`.
  */
-export function convTranspose1d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatDType>;
+export function convTranspose1d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatOf<D>>;
 /** The transposed 2-D convolution, MLX's `conv_transpose2d`: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`. */
-export function convTranspose2d(input: NDArray, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatDType>;
+export function convTranspose2d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvTransposeOptions): NDArray<FloatOf<D>>;
 /** The options of `addmm`. */
 export interface AddmmOptions extends StreamOptions {
   /** The product's factor; 1 when absent. */

@@ -27,7 +27,8 @@ export async function checks(): Promise<void> {
   expect<Equal<typeof typed, tn.NDArray<"int32">>>();
 
   // The model ops: `var` under a new name or as `tn.var`, `tn.fast.*`, scans and indexing.
-  expect<Equal<ReturnType<typeof variance>, tn.NDArray<"float32">>>();
+  expect<Equal<ReturnType<typeof variance<"int32">>, tn.NDArray<"float32">>>();
+  expect<Equal<ReturnType<typeof variance<"bfloat16">>, tn.NDArray<"bfloat16">>>();
   expect<Equal<typeof tn.var, typeof variance>>();
   const normed = tn.fast.layerNorm(f, null, null, 1e-5, { stream: "gpu" });
   expect<Equal<typeof normed, tn.NDArray<"float32">>>();
@@ -50,7 +51,8 @@ export async function checks(): Promise<void> {
 
   // compile: unannotated parameters are arrays; numbers are annotated.
   const layer = tn.compile((x) => tn.exp(x));
-  expect<Equal<ReturnType<typeof layer>, tn.NDArray<"float32">>>();
+  // Its argument may be of any dtype, so exp's result is one of the float dtypes.
+  expect<Equal<ReturnType<typeof layer>, tn.NDArray<tn.FloatDType>>>();
   const scale = tn.compile((x: tn.NDArray, s: number) => tn.multiply(x, s));
   scale(f, 2);
   // @ts-expect-error: a number where the compiled function takes an array.
@@ -63,7 +65,13 @@ export async function checks(): Promise<void> {
   const sum = tn.sum(tn.greater(f, 2));
   expect<Equal<typeof sum, tn.NDArray<"int32">>>();
   expect<Equal<ReturnType<typeof tn.argmax>, tn.NDArray<"uint32">>>();
-  expect<Equal<ReturnType<typeof tn.divide>, tn.NDArray<"float32">>>();
+  // Integer division is float32; a float16 array keeps its dtype.
+  const quotient = tn.divide(i, u);
+  expect<Equal<typeof quotient, tn.NDArray<"float32">>>();
+  const halves = tn.astype(f, "float16");
+  expect<Equal<typeof halves.mean, (opts?: tn.ReduceOptions) => tn.NDArray<"float16">>>();
+  expect<Equal<ReturnType<typeof tn.sqrt<"float16">>, tn.NDArray<"float16">>>();
+  expect<Equal<ReturnType<typeof tn.sum<"int8">>, tn.NDArray<"int32">>>();
   const cast = f.astype("uint32", { stream: "cpu" });
   expect<Equal<typeof cast, tn.NDArray<"uint32">>>();
   const viewed = tn.transpose(tn.reshape(i, [2, 2]), { stream: "gpu" });
