@@ -1,7 +1,8 @@
 //! An array's data and its residency: a host copy (wasm or native memory), a GPU buffer, or
 //! both.
 //!
-//! Every dtype is stored as one 4-byte word per element on both sides, so copies between them
+//! A dtype's storage is the same words on both sides (one per element, or several elements of
+//! a packed dtype to a word; see `dtype::packed`), so copies between them
 //! are plain byte copies. A copy is made at most once per direction: once both exist, both stay
 //! valid, because array data is immutable. Both count toward active memory while they live, and
 //! when memory is short [`drop_redundant_copies`] lets go of copies the other one can re-derive.
@@ -72,7 +73,7 @@ impl Storage {
         }
     }
 
-    /// Number of elements (4-byte words).
+    /// Number of storage words (elements, or packed elements' words).
     pub fn len(&self) -> usize {
         self.len
     }

@@ -144,19 +144,9 @@ fn tandem_files(runtime: &Runtime) -> Vec<(String, Vec<u8>)> {
             entries.push((format!("{prefix}{}", t.name), t.array));
         }
     }
-    let bytes: Vec<Vec<u8>> = entries
-        .iter()
-        .map(|(_, a)| file_bytes(&words(runtime, a), a.dtype(), a.size()))
-        .collect();
     let list: Vec<safetensors::Entry> = entries
         .iter()
-        .zip(bytes)
-        .map(|((name, a), bytes)| safetensors::Entry {
-            name,
-            dtype: a.dtype(),
-            shape: a.shape(),
-            bytes,
-        })
+        .map(|(name, a)| safetensors::Entry::of(name, a, &words(runtime, a)))
         .collect();
     let metadata = [("written_by".to_string(), "tandem".to_string())];
     files.push((

@@ -205,10 +205,9 @@ fn packed_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usi
         let from = input.offset + start;
         (from..from + len).map(element).collect()
     } else {
-        positions(input, shape, start, count)
-            .into_iter()
-            .map(element)
-            .collect()
+        let mut words = Vec::with_capacity(count);
+        walk(input, shape, start, count, |at| words.push(element(at)));
+        words
     };
     Value {
         words: Cow::Owned(words),
@@ -232,14 +231,15 @@ fn repeat_row(input: &Operand, period: usize, start: usize, len: usize) -> Vec<u
 
 /// The elements of a strided input at row-major positions `start..start + len`.
 fn gather(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<u32> {
-    positions(input, shape, start, len)
-        .into_iter()
-        .map(|at| input.words[at])
-        .collect()
+    let mut out = Vec::with_capacity(len);
+    walk(input, shape, start, len, |at| out.push(input.words[at]));
+    out
 }
 
-/// Where a strided input's elements at row-major positions `start..start + len` are.
-fn positions(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<usize> {
+/// Calls `visit` with where a strided input's elements at row-major positions
+/// `start..start + len` are, in order (no list of them is made: gathers are on the fused
+/// programs' path).
+fn walk(input: &Operand, shape: &[usize], start: usize, len: usize, mut visit: impl FnMut(usize)) {
     let mut index = vec![0usize; shape.len()];
     let mut rest = start;
     for d in (0..shape.len()).rev() {
@@ -252,9 +252,8 @@ fn positions(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<
             .zip(input.strides)
             .map(|(&i, &s)| i as isize * s)
             .sum::<isize>();
-    let mut out = Vec::with_capacity(len);
     for _ in 0..len {
-        out.push(at as usize);
+        visit(at as usize);
         for d in (0..shape.len()).rev() {
             index[d] += 1;
             at += input.strides[d];
@@ -265,7 +264,6 @@ fn positions(input: &Operand, shape: &[usize], start: usize, len: usize) -> Vec<
             index[d] = 0;
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -33,8 +33,10 @@ pub fn dispatch(
     let out = create_output(gpu, words, &[operand.buffer])?;
     let key = key(from, to);
     let source = || source(from, to);
-    let threads = Some(words);
-    elementwise::record_threads(gpu, batch, key, source, shape, &[operand], threads, &out)?;
+    let (operands, extra) = ([operand], [0; 4]);
+    elementwise::record_over(
+        gpu, batch, key, source, shape, &operands, None, extra, &out, words,
+    )?;
     Ok(out)
 }
 

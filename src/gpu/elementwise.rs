@@ -104,32 +104,16 @@ pub fn record(
     extra: [u32; 4],
     out: &GpuBuffer,
 ) -> Result<()> {
-    let threads = None;
-    record_with(
+    let threads = numel(shape);
+    record_over(
         gpu, batch, key, source, shape, operands, placement, extra, out, threads,
     )
 }
 
-/// [`record`] for a kernel that runs `threads` threads (one per output word, say) rather
-/// than one per element of `shape`, with no placement or parameters of its own.
+/// [`record`] with `threads` threads (one per output word, say) rather than one per element
+/// of `shape`.
 #[allow(clippy::too_many_arguments)]
-pub fn record_threads(
-    gpu: &GpuContext,
-    batch: &mut CommandBatch,
-    key: KernelKey,
-    source: impl FnOnce() -> String,
-    shape: &[usize],
-    operands: &[Operand],
-    threads: Option<usize>,
-    out: &GpuBuffer,
-) -> Result<()> {
-    record_with(
-        gpu, batch, key, source, shape, operands, None, [0; 4], out, threads,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn record_with(
+pub fn record_over(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     key: KernelKey,
@@ -139,9 +123,8 @@ fn record_with(
     placement: Option<Placement>,
     extra: [u32; 4],
     out: &GpuBuffer,
-    threads: Option<usize>,
+    threads: usize,
 ) -> Result<()> {
-    let len = threads.unwrap_or_else(|| numel(shape));
     if numel(shape) == 0 {
         return Ok(());
     }
@@ -158,7 +141,7 @@ fn record_with(
     params.extend(extra);
     let mut buffers: Vec<&GpuBuffer> = operands.iter().map(|o| o.buffer).collect();
     buffers.push(out);
-    let (x, y) = grid_for(len, gpu.limits().max_compute_workgroups_per_dimension);
+    let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
     batch.dispatch(&pipeline, &params, &buffers, (x, y, 1))?;
     Ok(())
 }

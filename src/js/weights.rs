@@ -308,21 +308,11 @@ async fn safetensors_file(arrays: JsValue, metadata: JsValue) -> Result<JsValue>
     }
     let metadata = metadata_of(&metadata)?;
     let runtime = current().await?;
-    let mut bytes = Vec::with_capacity(named.len());
-    for (_, array) in &named {
+    let mut entries = Vec::with_capacity(named.len());
+    for (name, array) in &named {
         let words = runtime.read_words(array).await?;
-        bytes.push(file_bytes(&words, array.dtype(), array.size()));
+        entries.push(safetensors::Entry::of(name, array, &words));
     }
-    let entries: Vec<safetensors::Entry> = named
-        .iter()
-        .zip(bytes)
-        .map(|((name, array), bytes)| safetensors::Entry {
-            name,
-            dtype: array.dtype(),
-            shape: array.shape(),
-            bytes,
-        })
-        .collect();
     let file = safetensors::write(&entries, &metadata)?;
     Ok(js_sys::Uint8Array::from(file.as_slice()).into())
 }

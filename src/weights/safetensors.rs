@@ -251,6 +251,18 @@ pub struct Entry<'a> {
     pub bytes: Vec<u8>,
 }
 
+impl<'a> Entry<'a> {
+    /// The entry of `array` under `name`, from its storage `words` read row-major.
+    pub fn of(name: &'a str, array: &'a crate::array::Array, words: &[u32]) -> Entry<'a> {
+        Entry {
+            name,
+            dtype: array.dtype(),
+            shape: array.shape(),
+            bytes: crate::weights::file_bytes(words, array.dtype(), array.size()),
+        }
+    }
+}
+
 /// The file of `entries` (in their order) and `metadata`, its header padded with spaces to a
 /// multiple of 8 bytes as the `safetensors` package pads it. The header lists the metadata
 /// and then the tensors in data order, spelled out here rather than by a JSON map, whose key
