@@ -4,7 +4,8 @@
 //! ops in one evaluation to take about 50 ms (at most 64) and waits for the GPU, so that the
 //! per-submit latency of a hardware GPU does not hide the kernel. The model rows are the peer
 //! benchmark's transformer block and CNN, and causal attention. On a machine with a real GPU, compare the figures with its
-//! fp32 peak and memory bandwidth (bench/README.md); on llvmpipe they measure the CPU.
+//! fp32 peak and memory bandwidth (bench/README.md); on llvmpipe they measure the CPU. An
+//! argument runs only the rows whose name contains it.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {}
@@ -50,6 +51,15 @@ mod bench {
             inputs: vec![random(&[m, k], 1), random(&[k, n], 2)],
             op: |x| ops::matmul(&x[0], &x[1], Device::Gpu).unwrap(),
         }
+    }
+
+    /// `workload` with its inputs rounded to float16: weights and activations in 2 bytes.
+    fn float16(mut workload: Workload) -> Workload {
+        workload.name += " (float16)";
+        for x in &mut workload.inputs {
+            *x = ops::astype(x, tandem::DType::Float16, Device::Gpu);
+        }
+        workload
     }
 
     fn exp(n: usize) -> Workload {
@@ -241,6 +251,8 @@ mod bench {
             matmul(1024, 1024, 1024),
             matmul(2048, 2048, 2048),
             matmul(4096, 512, 4),
+            matmul(128, 768, 3072),
+            float16(matmul(128, 768, 3072)),
             exp(1 << 20),
             exp(16 << 20),
             sum(16 << 20),
@@ -249,13 +261,21 @@ mod bench {
             attention(1, 12, 128, 64),
             attention(8, 12, 256, 64),
             transformer(),
+            float16(transformer()),
             cnn(),
         ];
+        // `cargo run --release --example native_bench -- float16` runs the rows whose name
+        // holds "float16".
+        let only = std::env::args().nth(1).unwrap_or_default();
+        let workloads: Vec<&Workload> = workloads
+            .iter()
+            .filter(|w| w.name.contains(&only))
+            .collect();
         println!(
             "\n| workload | ops per run | median ms per op | min | max | throughput |\n\
              |---|---|---|---|---|---|"
         );
-        for workload in &workloads {
+        for workload in workloads {
             pollster::block_on(runtime.evaluate(&workload.inputs)).unwrap();
             // The fastest warm-up sizes the runs: the second one fuses and compiles new
             // pipelines (a matmul epilogue compiles a whole matmul), which must not pass for

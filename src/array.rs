@@ -174,7 +174,7 @@ impl Array {
         let device = stream.device;
         let widens =
             |(k, x): (usize, &Array)| x.dtype().is_packed() && !primitive.reads_packed(k, device);
-        let rounds = dtype.is_packed() && !primitive.writes_packed();
+        let rounds = dtype.is_packed() && !primitive.writes_packed(device);
         if rounds || inputs.iter().enumerate().any(widens) {
             return Array::through_compute(primitive, inputs, shape, dtype, stream);
         }
@@ -214,7 +214,7 @@ impl Array {
                 false => widened(x, stream),
             })
             .collect();
-        let rounds = dtype.is_packed() && !primitive.writes_packed();
+        let rounds = dtype.is_packed() && !primitive.writes_packed(stream.device);
         let computed = if rounds { dtype.compute() } else { dtype };
         let node = Array::from_primitive(primitive, inputs, shape, computed, stream);
         if !rounds {

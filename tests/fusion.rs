@@ -7,6 +7,7 @@
 mod common;
 
 use common::{Rng, gpu_runtime, random_words, words};
+use tandem::gpu::matmul::MatmulKernel;
 use tandem::graph::primitive::{BinaryOp, Primitive, UnaryOp};
 use tandem::memory::allocator::stats;
 use tandem::memory::stats::Scope;
@@ -390,56 +391,124 @@ fn a_matmul_takes_its_bias_and_activation_as_an_epilogue() {
     assert_eq!(active(), before);
 }
 
-/// On the CPU, the casts that widen a packed dtype's inputs and round its results fold into
-/// the program: a float16 chain (with a bfloat16 and an int8 operand, a transposed input and
-/// an odd length) is one node reading packed leaves and writing packed words, with the
-/// unfused ops' bits. The GPU keeps the casts as nodes of their own.
+/// On both devices the casts that widen a packed dtype's inputs and round its results fold
+/// into the program: a float16 chain (with bfloat16, int8 and uint8 operands, a float16
+/// number, a transposed input and an odd length) is one node reading packed leaves and
+/// writing packed words of each packed dtype, with the unfused ops' bits.
 #[test]
-fn packed_chains_fuse_on_the_cpu_with_the_unfused_bits() {
+fn packed_chains_fuse_with_the_unfused_bits_on_both_devices() {
     let runtime = gpu_runtime();
     let n = 1001;
-    let make = |dtype: DType, seed| {
-        let wide = Array::from_words(
-            random_words(DType::Float32, 3 * n, seed),
-            &[3, n],
-            DType::Float32,
-        );
-        ops::astype(&wide.unwrap(), dtype, Device::Cpu)
-    };
-    let (x, b, t) = (
-        make(DType::Float16, 1),
-        make(DType::BFloat16, 2),
-        make(DType::Float16, 3),
-    );
-    let i = ops::astype(&make(DType::Float32, 4), DType::Int8, Device::Cpu);
-    pollster::block_on(runtime.evaluate(&[x.clone(), b.clone(), t.clone(), i.clone()])).unwrap();
-    let chain = |held: &mut Vec<Array>| {
-        let mut keep = |a: Array| {
-            held.push(a.clone());
-            a
+    for d in [Device::Cpu, Device::Gpu] {
+        let make = |dtype: DType, seed| {
+            let wide = Array::from_words(
+                random_words(DType::Float32, 3 * n, seed),
+                &[3, n],
+                DType::Float32,
+            );
+            ops::astype(&wide.unwrap(), dtype, d)
         };
-        let d = Device::Cpu;
-        let e = keep(ops::unary(UnaryOp::Tanh, &x, d).unwrap());
-        let s = keep(ops::add(&e, &b, d).unwrap());
-        let tt =
-            keep(ops::reshape(&ops::transpose(&t, None, d).unwrap(), &[3, n as isize], d).unwrap());
-        let m = keep(ops::binary(BinaryOp::Multiply, &s, &tt, d).unwrap());
-        let j = keep(ops::binary(BinaryOp::Add, &m, &i, d).unwrap());
-        ops::astype(&j, DType::Float16, d)
-    };
-    let mut held = Vec::new();
-    let unfused_out = chain(&mut held);
-    let unfused = words(&runtime, &unfused_out);
-    drop(held);
-    let before = active();
-    let mut made = Vec::new();
-    let out = chain(&mut made);
-    drop(made);
-    assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1);
-    assert!(matches!(out.primitive(), Some(Primitive::Fused(_))));
-    assert_eq!(out.dtype(), DType::Float16);
-    assert_eq!(words(&runtime, &out), unfused);
-    drop(out);
-    pollster::block_on(runtime.synchronize()).unwrap();
-    assert_eq!(active(), before);
+        let (x, b, t) = (
+            make(DType::Float16, 1),
+            make(DType::BFloat16, 2),
+            make(DType::Float16, 3),
+        );
+        let i = ops::astype(&make(DType::Float32, 4), DType::Int8, d);
+        let u = ops::astype(&make(DType::Float32, 5), DType::Uint8, d);
+        pollster::block_on(runtime.evaluate(&[
+            x.clone(),
+            b.clone(),
+            t.clone(),
+            i.clone(),
+            u.clone(),
+        ]))
+        .unwrap();
+        // A float16 number: on the GPU a word of its widened value, in the fused kernel.
+        let half = Array::from_words(vec![0x3800], &[], DType::Float16).unwrap();
+        let chain = |held: &mut Vec<Array>, to: DType| {
+            let mut keep = |a: Array| {
+                held.push(a.clone());
+                a
+            };
+            let e = keep(ops::unary(UnaryOp::Tanh, &x, d).unwrap());
+            let s = keep(ops::add(&e, &b, d).unwrap());
+            let tt = ops::reshape(&ops::transpose(&t, None, d).unwrap(), &[3, n as isize], d);
+            let tt = keep(tt.unwrap());
+            let m = keep(ops::binary(BinaryOp::Multiply, &s, &tt, d).unwrap());
+            let h = keep(ops::binary(BinaryOp::Multiply, &m, &half, d).unwrap());
+            let j = keep(ops::binary(BinaryOp::Add, &h, &i, d).unwrap());
+            let k = keep(ops::binary(BinaryOp::Subtract, &j, &u, d).unwrap());
+            ops::astype(&k, to, d)
+        };
+        for to in [DType::Float16, DType::BFloat16, DType::Int8, DType::Uint8] {
+            let what = format!("to {to:?} on {d:?}");
+            let mut held = Vec::new();
+            let unfused_out = chain(&mut held, to);
+            let unfused = words(&runtime, &unfused_out);
+            drop(held);
+            let before = active();
+            let mut made = Vec::new();
+            let out = chain(&mut made, to);
+            drop(made);
+            assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1, "{what}");
+            assert!(
+                matches!(out.primitive(), Some(Primitive::Fused(_))),
+                "{what}"
+            );
+            assert_eq!(out.dtype(), to);
+            assert_eq!(words(&runtime, &out), unfused, "{what}");
+            drop(out);
+            pollster::block_on(runtime.synchronize()).unwrap();
+            assert_eq!(active(), before, "{what}");
+        }
+    }
+}
+
+/// On the GPU a float16 or bfloat16 matmul reads its packed operands and its epilogue rounds
+/// the product before the program, as the unfused ops do: the same bits, fused or not, in
+/// the `vec4` kernel's store and over a product the scalar kernel made.
+#[test]
+fn a_packed_matmul_takes_its_epilogue_on_the_gpu_with_the_unfused_bits() {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(29);
+    let d = Device::Gpu;
+    // The vec4 kernel's store, then k = 5 (the scalar kernel and the program over its product).
+    let cases: [(&[usize], &[usize], &[usize]); 3] = [
+        (&[37, 20], &[20, 12], &[12]),
+        (&[2, 9, 64], &[64, 8], &[8]),
+        (&[7, 5], &[5, 8], &[8]),
+    ];
+    let gpu = runtime.gpu().unwrap();
+    let chosen = gpu.choices.matmul.get();
+    let kernels = [MatmulKernel::REGISTERS_8X8, MatmulKernel::WorkgroupTiled];
+    for (kernel, dtype) in kernels
+        .into_iter()
+        .flat_map(|k| [(k, DType::Float16), (k, DType::BFloat16)])
+    {
+        gpu.choices.matmul.set(kernel);
+        for (xs, ws, bs) in cases {
+            let what = format!("{xs:?} @ {ws:?} + {bs:?} in {dtype:?}, {kernel:?}");
+            let [x, w, b] = [xs, ws, bs].map(|s| ops::astype(&rng.floats(s), dtype, d));
+            pollster::block_on(runtime.evaluate(&[x.clone(), w.clone(), b.clone()])).unwrap();
+            let before = active();
+            let tail = || {
+                let p = ops::matmul(&x, &w, d).unwrap();
+                assert_eq!(p.dtype(), dtype, "{what}: the GPU matmul stores {dtype:?}");
+                let s = ops::add(&p, &b, d).unwrap();
+                ops::unary(UnaryOp::Gelu, &s, d).unwrap()
+            };
+            let want = words(&runtime, &tail());
+            let out = tail();
+            assert_eq!(fuse(std::slice::from_ref(&out), When::Always), 1, "{what}");
+            assert!(
+                matches!(out.primitive(), Some(Primitive::MatmulThen(_))),
+                "{what}"
+            );
+            assert_eq!(words(&runtime, &out), want, "{what}");
+            drop(out);
+            pollster::block_on(runtime.synchronize()).unwrap();
+            assert_eq!(active(), before, "{what}");
+        }
+    }
+    gpu.choices.matmul.set(chosen);
 }

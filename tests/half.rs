@@ -7,6 +7,7 @@ mod common;
 
 use common::{gpu_runtime, random_words, same_on_both, words};
 use tandem::dtype::packed;
+use tandem::gpu::matmul::MatmulKernel;
 use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
 use tandem::{Array, DType, Device, ops};
 
@@ -191,38 +192,146 @@ fn operands_round_to_the_promoted_half_dtype_first() {
 /// The CPU matmul widens a float16 B (a weight) panel by panel as it packs it: a product
 /// never holds a float32 copy of the whole weight, so its peak stays below that copy's size.
 #[test]
-fn a_float16_weight_is_never_widened_whole_on_the_cpu() {
+fn a_float16_weight_is_never_widened_whole() {
     use tandem::memory::{Scope, allocator, stats};
     let runtime = gpu_runtime();
     let mut rng = common::Rng::new(5);
     let (m, k, n) = (64, 256, 1024);
-    let x = ops::astype(&rng.floats(&[m, k]), DType::Float16, Device::Cpu);
-    let w = ops::astype(&rng.floats(&[k, n]), DType::Float16, Device::Cpu);
-    pollster::block_on(runtime.evaluate(&[x.clone(), w.clone()])).unwrap();
-    let base = stats().active_bytes.get(Scope::All).current;
-    allocator::reset_peak_stats();
-    let y = ops::matmul(&x, &w, Device::Cpu).unwrap();
-    assert_eq!(y.dtype(), DType::Float16);
-    let got = packed::unpack(&words(&runtime, &y), DType::Float16, m * n);
-    let peak = stats().active_bytes.get(Scope::All).peak - base;
-    assert!(
-        peak < (k * n * 4) as u64,
-        "peak {peak} bytes above the inputs"
-    );
-    // The same product with the weight widened by hand, on the GPU: the same values.
-    let wide = ops::astype(&w, DType::Float32, Device::Gpu);
-    let reference = ops::matmul(
-        &ops::astype(&x, DType::Float32, Device::Gpu),
-        &wide,
-        Device::Gpu,
-    );
-    let rounded = ops::astype(&reference.unwrap(), DType::Float16, Device::Gpu);
-    let want = packed::unpack(&words(&runtime, &rounded), DType::Float16, m * n);
-    let close = got.iter().zip(&want).all(|(&g, &e)| {
-        let (g, e) = (f32::from_bits(g), f32::from_bits(e));
-        (g - e).abs() <= 2e-3 * e.abs() + 1e-3
+    for device in [Device::Cpu, Device::Gpu] {
+        let x = ops::astype(&rng.floats(&[m, k]), DType::Float16, device);
+        let w = ops::astype(&rng.floats(&[k, n]), DType::Float16, device);
+        pollster::block_on(runtime.evaluate(&[x.clone(), w.clone()])).unwrap();
+        let base = stats().active_bytes.get(Scope::All).current;
+        allocator::reset_peak_stats();
+        let y = ops::matmul(&x, &w, device).unwrap();
+        assert_eq!(y.dtype(), DType::Float16);
+        let got = packed::unpack(&words(&runtime, &y), DType::Float16, m * n);
+        let peak = stats().active_bytes.get(Scope::All).peak - base;
+        assert!(
+            peak < (k * n * 4) as u64,
+            "{device:?}: peak {peak} bytes above the inputs"
+        );
+        // The same product with the weight widened by hand, on the GPU: the same values.
+        let wide = ops::astype(&w, DType::Float32, Device::Gpu);
+        let reference = ops::matmul(
+            &ops::astype(&x, DType::Float32, Device::Gpu),
+            &wide,
+            Device::Gpu,
+        );
+        let rounded = ops::astype(&reference.unwrap(), DType::Float16, Device::Gpu);
+        let want = packed::unpack(&words(&runtime, &rounded), DType::Float16, m * n);
+        let close = got.iter().zip(&want).all(|(&g, &e)| {
+            let (g, e) = (f32::from_bits(g), f32::from_bits(e));
+            (g - e).abs() <= 2e-3 * e.abs() + 1e-3
+        });
+        assert!(
+            close,
+            "the {device:?}'s float16 product differs from the GPU's"
+        );
+    }
+}
+
+/// The GPU's matmul kernels read float16 and bfloat16 operands in place and widen them
+/// exactly: every kernel (the `vec4` one storing packed words, the scalar one and a strided
+/// operand) gives the bits of the same product over operands widened by hand, rounded once.
+/// Special values (subnormals, infinities, NaN) among the operands widen exactly too.
+#[test]
+fn the_gpu_matmul_reads_packed_operands_exactly() {
+    let runtime = gpu_runtime();
+    let mut rng = common::Rng::new(8);
+    let d = Device::Gpu;
+    // (batch, m, k, n): vec4-aligned, odd n, odd k, a single row, a batch, k = 0.
+    let shapes = [
+        (1, 9, 16, 12),
+        (1, 5, 8, 7),
+        (1, 6, 5, 8),
+        (1, 1, 3, 1),
+        (3, 4, 12, 8),
+        (1, 2, 0, 4),
+    ];
+    let specials = [0x0001u32, 0x03ff, 0x8001, 0x7c00, 0xfc00, 0x7e00, 0x0400];
+    let gpu = runtime.gpu().unwrap();
+    let chosen = gpu.choices.matmul.get();
+    let cases = MatmulKernel::CANDIDATES.into_iter().flat_map(|kernel| {
+        [DType::Float16, DType::BFloat16]
+            .into_iter()
+            .flat_map(move |dtype| shapes.map(|shape| (kernel, dtype, shape)))
     });
-    assert!(close, "the CPU's float16 product differs from the GPU's");
+    for (kernel, dtype, (batch, m, k, n)) in cases {
+        gpu.choices.matmul.set(kernel);
+        {
+            let what = format!("{batch}x{m}x{k} @ {k}x{n} in {dtype:?}, {kernel:?}");
+            let x = ops::astype(&rng.floats(&[batch, m, k]), dtype, d);
+            let mut w_bits: Vec<u32> = (0..k * n).map(|_| rng.next_u32() & 0xffff).collect();
+            for (slot, &s) in w_bits.iter_mut().zip(&specials) {
+                *slot = s;
+            }
+            // Keep most weights finite: a random float16 or bfloat16 pattern with a small exponent.
+            for v in w_bits.iter_mut().skip(specials.len()) {
+                *v = (*v & 0x83ff)
+                    | if dtype == DType::Float16 {
+                        0x3800
+                    } else {
+                        0x3f00
+                    };
+            }
+            let w = Array::from_words(packed::pack(w_bits, dtype), &[k, n], dtype).unwrap();
+            let got = ops::matmul(&x, &w, d).unwrap();
+            assert_eq!(got.dtype(), dtype);
+            let wide = |a: &Array| ops::astype(a, DType::Float32, d);
+            let product = ops::matmul(&wide(&x), &wide(&w), d).unwrap();
+            let want = ops::astype(&product, dtype, d);
+            assert_eq!(words(&runtime, &got), words(&runtime, &want), "{what}");
+            // A transposed (strided) operand: copied row-major as packed words, not widened.
+            let base = ops::astype(&rng.floats(&[batch, k, m]), dtype, d);
+            let xt = ops::transpose(&base, Some(&[0, 2, 1]), d).unwrap();
+            let got = ops::matmul(&xt, &w, d).unwrap();
+            let product = ops::matmul(&wide(&xt), &wide(&w), d).unwrap();
+            let want = ops::astype(&product, dtype, d);
+            assert_eq!(
+                words(&runtime, &got),
+                words(&runtime, &want),
+                "{what}: transposed"
+            );
+        }
+    }
+    gpu.choices.matmul.set(chosen);
+}
+
+/// An identity times a float16 weight of subnormals, normals and the largest finite value
+/// gives the weight's own bits in every GPU kernel: each element widens exactly (a subnormal
+/// is not flushed) and the product rounds back to it.
+#[test]
+fn an_identity_times_a_float16_weight_gives_its_bits_on_the_gpu() {
+    let runtime = gpu_runtime();
+    let d = Device::Gpu;
+    let (k, n) = (8, 12);
+    let bits: Vec<u32> = (0..k * n)
+        .map(|i| [0x0001, 0x03ff, 0x8001, 0x0400, 0x7bff, 0x3c00 + i as u32][i % 6])
+        .collect();
+    let w = Array::from_words(
+        packed::pack(bits.clone(), DType::Float16),
+        &[k, n],
+        DType::Float16,
+    );
+    let w = w.unwrap();
+    let eye: Vec<f32> = (0..k * k)
+        .map(|i| f32::from(u8::from(i % (k + 1) == 0)))
+        .collect();
+    let eye = ops::astype(&Array::from_f32(&eye, &[k, k]).unwrap(), DType::Float16, d);
+    let gpu = runtime.gpu().unwrap();
+    let chosen = gpu.choices.matmul.get();
+    for kernel in MatmulKernel::CANDIDATES {
+        gpu.choices.matmul.set(kernel);
+        let got = ops::matmul(&eye, &w, d).unwrap();
+        let got = packed::unpack(&words(&runtime, &got), DType::Float16, k * n);
+        let want: Vec<u32> = bits
+            .iter()
+            .map(|&b| packed::widen(b, DType::Float16))
+            .collect();
+        assert_eq!(got, want, "{kernel:?}");
+    }
+    gpu.choices.matmul.set(chosen);
 }
 
 /// A compiled trace over float16 arrays replays for new arguments: its fused program reads

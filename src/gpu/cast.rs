@@ -1,20 +1,19 @@
 //! Conversions where either side is a packed dtype (`wgsl/cast.wgsl`): one thread per output
-//! word, each element read through the input's strides, widened exactly, converted with the
-//! CPU's rules (`dtype::convert::cast_element`) and packed. Also the row-major copy of a
+//! word, each element read through the input's strides, widened exactly (`packed.rs`),
+//! converted with the CPU's rules (`dtype::convert::cast_element`) and packed. Also the row-major copy of a
 //! packed view. Casts between word dtypes stay with the unary kernels.
 
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::gpu::GpuContext;
 use crate::gpu::device::buffers::create_output;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::elementwise::{self, CONVERT, Operand, PRELUDE, convert, wgsl_type};
+use crate::gpu::{GpuContext, packed};
 use crate::graph::shape::numel;
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/cast.wgsl");
-const HALF: &str = include_str!("wgsl/half.wgsl");
 
 /// Whether converting `from` to `to` needs this module's kernel.
 pub fn handles(from: DType, to: DType) -> bool {
@@ -48,8 +47,9 @@ pub fn key(from: DType, to: DType) -> KernelKey {
 /// The kernel's full source for a conversion from `from` to `to`.
 pub fn source(from: DType, to: DType) -> String {
     format!(
-        "{}\n{PRELUDE}\n{CONVERT}\n{HALF}\n{KERNEL}",
-        header(from, to)
+        "{}\n{PRELUDE}\n{CONVERT}\n{}\n{KERNEL}",
+        header(from, to),
+        packed::SOURCE
     )
 }
 
@@ -66,14 +66,8 @@ fn header(from: DType, to: DType) -> String {
 }
 
 /// Element `i` of the input, as its compute dtype's bits.
-fn load(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Float16 => "f32_bits_from_f16((x[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu)",
-        DType::BFloat16 => "((x[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) << 16u",
-        DType::Int8 => "bitcast<u32>(bitcast<i32>(x[i >> 2u] << ((3u - (i & 3u)) * 8u)) >> 24u)",
-        DType::Uint8 => "(x[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu",
-        _ => "x[i]",
-    }
+fn load(dtype: DType) -> String {
+    format!("bitcast<u32>({})", packed::element(dtype, "x", "i"))
 }
 
 /// The input's compute word converted to the output's compute dtype, as bits.

@@ -10,6 +10,7 @@
 use std::rc::Rc;
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
@@ -18,8 +19,10 @@ use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::elementwise::{CONVERT, MATH, more_math_for};
 use crate::gpu::fused::{self, Program, program};
 use crate::gpu::input::GpuInput;
+use crate::gpu::matmul_kernels::Dtypes;
+use crate::gpu::packed;
 use crate::gpu::vectorized::{self, Access};
-use crate::graph::primitive::FusedExpr;
+use crate::graph::primitive::{FusedExpr, Step};
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
@@ -42,9 +45,20 @@ pub struct Plan {
     accesses: Vec<Access>,
     /// Their parameter words (`vectorized::operand_words`), after the matmul's.
     words: Vec<u32>,
+    /// Their dtypes in storage.
+    stored: Vec<DType>,
+    /// The product's dtype as the program reads it.
+    product: DType,
 }
 
 impl Epilogue<'_> {
+    /// The dtype the program reads its product (input 0) in: the matmul node's, float32 or
+    /// (on the GPU) a packed float that the store rounds to before the program runs.
+    pub fn product_dtype(&self) -> DType {
+        let first = self.expr.steps.iter().position(|s| *s == Step::Input(0));
+        first.map_or(DType::Float32, |i| self.expr.dtypes[i])
+    }
+
     /// The store's plan, if every input reads in place and the parameters fit one block.
     pub fn plan(&self) -> Option<Plan> {
         let shape = self.node.shape();
@@ -60,6 +74,8 @@ impl Epilogue<'_> {
             program: program(self.expr),
             accesses,
             words,
+            stored: self.inputs.iter().map(Array::dtype).collect(),
+            product: self.product_dtype(),
         })
     }
 
@@ -71,11 +87,12 @@ impl Epilogue<'_> {
 
 impl Plan {
     /// The pipeline of a `rows` x `cols4` tile with this store.
-    pub fn key(&self, tile: u32) -> KernelKey {
+    pub fn key(&self, tile: u32, dtypes: Dtypes) -> KernelKey {
+        let stored = [dtypes.a, dtypes.b, dtypes.out];
         KernelKey {
             program: self.program.id,
             accesses: vectorized::access_number(&self.accesses),
-            ..KernelKey::new("matmul_epilogue", "", &[]).variant(tile)
+            ..KernelKey::new("matmul_epilogue", "", &stored).variant(tile)
         }
     }
 
@@ -90,9 +107,9 @@ impl Plan {
     }
 
     /// The kernel: the program's header and helpers, then `matmul` (the `vec4` matmul's
-    /// source, storing through `epilogue`) with the inputs' bindings from 3 and the output's
-    /// after them.
-    pub fn source(&self, matmul: String) -> String {
+    /// source with its operands' loads, storing through `epilogue`) with the inputs' bindings
+    /// from 3 and the output's (of `dtypes.out`) after them.
+    pub fn source(&self, matmul: String, dtypes: Dtypes) -> String {
         let header = &self.program.header;
         let n = self.accesses.len();
         // Input k of the program is load k: its fields and bindings follow the matmul's.
@@ -103,12 +120,11 @@ impl Plan {
             if !matches!(access, Access::Word(_)) {
                 binding += 1;
             }
-            bindings += &vectorized::operand_text(k, &self.program.inputs[k], *access, binding);
+            let alias = &self.program.inputs[k];
+            let stored = self.stored[k - 1];
+            bindings += &vectorized::operand_text(k, alias, *access, binding, stored);
         }
-        let out = format!(
-            "{bindings}@group(0) @binding({}) var<storage, read_write> out: array<vec4<Out>>;\n",
-            binding + 1
-        );
+        let out = bindings + &vectorized::output_text(binding + 1, dtypes.out, "Out");
         let lane = |l: &str| {
             let args: Vec<String> = std::iter::once(format!("p.{l}"))
                 .chain((1..=n).map(|k| format!("a{k}.{l}")))
@@ -118,33 +134,39 @@ impl Plan {
         let loads: String = (1..=n)
             .map(|k| format!("    let a{k} = load{k}(v);\n"))
             .collect();
+        // A packed product is rounded as its store would round it.
+        let rounded = packed::widen4(self.product, &packed::narrow4(self.product, "acc"));
         let function = format!(
-            "fn epilogue(v: u32, p: vec4<f32>) -> vec4<Out> {{\n{loads}    return vec4<Out>({}, {}, {}, {});\n}}\n",
+            "fn epilogue(v: u32, acc: vec4<f32>) -> vec4<Out> {{\n    let p = {rounded};\n{loads}    return vec4<Out>({}, {}, {}, {});\n}}\n",
             lane("x"),
             lane("y"),
             lane("z"),
             lane("w")
         );
-        let kernel = matmul
-            .replace("    pad1: u32,\n}", &format!("    pad1: u32,\n{fields}}}"))
-            .replace(
-                "@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;\n",
-                &out,
-            );
+        let kernel = matmul.replace(
+            "    pad1: u32,\n}",
+            &format!("    pad1: u32,\n{fields}}}\n{out}"),
+        );
+        let dtypes: Vec<DType> = [dtypes.a, dtypes.b, dtypes.out, self.product]
+            .into_iter()
+            .chain(self.stored.iter().copied())
+            .collect();
         format!(
-            "{header}\n{CONVERT}\n{MATH}\n{}\n{kernel}\n{function}",
-            more_math_for(header)
+            "{header}\n{CONVERT}\n{MATH}\n{}\n{}\n{kernel}\n{function}",
+            more_math_for(header),
+            packed::source_for(&dtypes, header)
         )
     }
 }
 
-/// The program over a made product (`product`, the program's input 0): the fused kernel,
-/// a second dispatch.
+/// The program over a made product (`product`, the program's input 0, of `dtype`): the fused
+/// kernel, a second dispatch.
 pub fn over_product(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     e: &Epilogue,
     product: &GpuBuffer,
+    dtype: DType,
 ) -> Result<GpuBuffer> {
     let layout = Layout::contiguous(e.node.shape());
     let first = GpuInput {
@@ -158,5 +180,8 @@ pub fn over_product(
     let inputs: Vec<Array> = std::iter::once(e.node.clone())
         .chain(e.inputs.iter().cloned())
         .collect();
-    fused::dispatch(gpu, batch, e.expr, e.node, &inputs, &data)
+    let stored: Vec<DType> = std::iter::once(dtype)
+        .chain(e.inputs.iter().map(Array::dtype))
+        .collect();
+    fused::dispatch_stored(gpu, batch, e.expr, e.node, (&inputs, &stored), &data)
 }

@@ -76,7 +76,7 @@ pub fn eval(
             row_norm::dispatch(gpu, batch, op, buffer, block)
         }
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
-        Primitive::Matmul => matmul::eval(gpu, batch, inputs, data, None),
+        Primitive::Matmul => matmul::eval(gpu, batch, inputs, data, out, None),
         Primitive::MatmulThen(expr) => {
             let epilogue = Epilogue {
                 expr: &expr,
@@ -84,7 +84,7 @@ pub fn eval(
                 inputs: &inputs[2..],
                 data: &data[2..],
             };
-            matmul::eval(gpu, batch, &inputs[..2], &data[..2], Some(&epilogue))
+            matmul::eval(gpu, batch, &inputs[..2], &data[..2], out, Some(&epilogue))
         }
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)
@@ -196,9 +196,12 @@ fn elementwise_node(
             kernel: family.vec4_kernel,
             ..key
         };
+        let stored: Vec<DType> = inputs.iter().map(Array::dtype).collect();
         let op = vectorized::OpHeader {
             inputs: family.inputs,
             function: family.function,
+            stored: &stored,
+            out: node.dtype(),
         };
         return vectorized::dispatch(gpu, batch, key, header, &op, shape, &operands);
     }

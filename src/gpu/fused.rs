@@ -28,11 +28,11 @@ use crate::error::{Error, Result};
 use crate::gpu::GpuContext;
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::pipelines::KernelKey;
-use crate::gpu::elementwise::wgsl_type;
+use crate::gpu::elementwise::{convert, wgsl_type};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::gpu::vectorized::{self, Access, OpHeader};
-use crate::gpu::{binary, select, unary};
-use crate::graph::primitive::{FusedExpr, Step};
+use crate::gpu::{binary, packed, select, unary};
+use crate::graph::primitive::{FusedExpr, Step, UnaryOp};
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
@@ -87,6 +87,20 @@ pub fn dispatch(
     inputs: &[Array],
     data: &[GpuInput],
 ) -> Result<GpuBuffer> {
+    let stored: Vec<DType> = inputs.iter().map(Array::dtype).collect();
+    dispatch_stored(gpu, batch, expr, node, (inputs, &stored), data)
+}
+
+/// [`dispatch`] with the dtypes the inputs are stored in given: a matmul's epilogue passes
+/// its node for the product, which may be stored in another dtype than the node's.
+pub fn dispatch_stored(
+    gpu: &GpuContext,
+    batch: &mut CommandBatch,
+    expr: &FusedExpr,
+    node: &Array,
+    (inputs, stored): (&[Array], &[DType]),
+    data: &[GpuInput],
+) -> Result<GpuBuffer> {
     let shape = node.shape();
     let mut copies: Vec<Option<GpuBuffer>> = Vec::with_capacity(inputs.len());
     let mut accesses = Vec::with_capacity(inputs.len());
@@ -130,6 +144,8 @@ pub fn dispatch(
     let op = OpHeader {
         inputs: &names,
         function: "fused",
+        stored,
+        out: node.dtype(),
     };
     let header = || program.header.to_string();
     vectorized::dispatch(gpu, batch, key, header, &op, shape, &operands)
@@ -184,14 +200,19 @@ pub fn header(expr: &FusedExpr) -> String {
     for (i, step) in expr.steps.iter().enumerate() {
         let (name, args) = match *step {
             Step::Input(k) => {
-                aliases += &format!("alias In{k} = {};\n", wgsl_type(dtype(i)));
+                aliases += &alias(&format!("In{k}"), dtype(i));
                 params.push((k, format!("a{k}: In{k}")));
                 body += &format!("    let t{i} = a{k};\n");
                 continue;
             }
             Step::Unary(op, a) => {
                 let name = format!("{}_{}", op.name(), suffix(&[dtype(a), dtype(i)]));
-                let text = || unary::function(&name, op, dtype(a), dtype(i));
+                let text = || match op {
+                    UnaryOp::Cast if dtype(a).is_packed() || dtype(i).is_packed() => {
+                        packed_cast(&name, dtype(a), dtype(i))
+                    }
+                    _ => unary::function(&name, op, dtype(a), dtype(i)),
+                };
                 (define(&mut functions, name.clone(), text), vec![a])
             }
             Step::Binary(op, a, b) => {
@@ -213,7 +234,7 @@ pub fn header(expr: &FusedExpr) -> String {
         body += &format!("    let t{i} = {name}({});\n", args.join(", "));
     }
     let last = expr.steps.len() - 1;
-    aliases += &format!("alias Out = {};\n", wgsl_type(dtype(last)));
+    aliases += &alias("Out", dtype(last));
     let functions: String = functions.into_iter().map(|(_, text)| text).collect();
     // Callers pass the inputs in their order, which a matmul's epilogue (its product input 0)
     // need not share with the steps.
@@ -222,6 +243,30 @@ pub fn header(expr: &FusedExpr) -> String {
     format!(
         "{aliases}{functions}fn fused({}) -> Out {{\n{body}    return t{last};\n}}\n",
         params.join(", ")
+    )
+}
+
+/// `alias {name} = ...;`: a value of `dtype` is computed in its compute type. A packed dtype
+/// is named in a comment too, so that programs that differ only in how they store their
+/// inputs or output have different sources (and pipelines).
+fn alias(name: &str, dtype: DType) -> String {
+    let compute = wgsl_type(dtype.compute());
+    match dtype.is_packed() {
+        true => format!("alias {name} = {compute}; // stored as {}\n", dtype.name()),
+        false => format!("alias {name} = {compute};\n"),
+    }
+}
+
+/// `fn {name}(x_in) -> out`: a cast from or to a packed dtype, on compute values. A value
+/// of a packed dtype is held widened, so the cast converts between compute types
+/// (`cast.rs`'s rules) and rounds to a packed target as storing and loading it would.
+fn packed_cast(name: &str, from: DType, to: DType) -> String {
+    let (a, b) = (from.compute(), to.compute());
+    format!(
+        "fn {name}(x_in: {}) -> {} {{\n    return {};\n}}\n",
+        wgsl_type(a),
+        wgsl_type(b),
+        packed::round_trip(to, &convert("x_in", a, b))
     )
 }
 

@@ -4,12 +4,14 @@
 //! stores `vec4`s and computes several of them, instead of peeling one element's index into
 //! coordinates. Strided and broadcast operands keep the general kernel (`elementwise.rs`).
 
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::gpu::GpuContext;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{buffers::create_output, encoder::CommandBatch};
 use crate::gpu::elementwise::{CONVERT, MATH, more_math_for};
+use crate::gpu::packed;
 use crate::graph::shape::{contiguous_strides, numel, repeated_row};
 use crate::memory::allocator::GpuBuffer;
 
@@ -92,11 +94,15 @@ fn row(shape: &[usize], strides: &[isize], offset: usize) -> Option<Access> {
         .map(|len| Access::Row((len / 4) as u32))
 }
 
-/// What the op's header defines: the input aliases, in operand order, and the function that
-/// takes one element of each and returns the output element (`op` or `pick`).
+/// What the op's header defines: the input aliases (each operand's compute type), in operand
+/// order, and the function that takes one element of each and returns the output element
+/// (`op` or `pick`); and the dtypes the operands and the output are stored in, which differ
+/// from the aliases for the packed dtypes (`packed.rs`).
 pub struct OpHeader<'a> {
     pub inputs: &'a [&'a str],
     pub function: &'a str,
+    pub stored: &'a [DType],
+    pub out: DType,
 }
 
 /// Records the fast kernel over `shape` with each operand (its buffer, unless it is a word,
@@ -113,7 +119,7 @@ pub fn dispatch(
 ) -> Result<GpuBuffer> {
     let len = numel(shape);
     let inputs: Vec<&GpuBuffer> = operands.iter().filter_map(|o| o.0).collect();
-    let out = create_output(gpu, len, &inputs)?;
+    let out = create_output(gpu, op.out.words(len), &inputs)?;
     if len == 0 {
         return Ok(out);
     }
@@ -150,20 +156,22 @@ pub fn dispatch(
 /// The kernel's source: the op's header, the helpers, each operand's binding and load, the
 /// output's binding, `element4`, then the kernel.
 pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u32) -> String {
+    let dtypes: Vec<DType> = op.stored.iter().copied().chain([op.out]).collect();
     let mut text = format!(
-        "{header}\n{CONVERT}\n{MATH}\n{}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
+        "{header}\n{CONVERT}\n{MATH}\n{}\n{}\nconst WORKGROUP: u32 = {workgroup}u;\nconst ITEMS: u32 = {ITEMS}u;\n{}",
         more_math_for(header),
+        packed::source_for(&dtypes, header),
         params_struct(accesses)
     );
     let mut binding = 0;
-    for (k, (alias, access)) in op.inputs.iter().zip(accesses).enumerate() {
+    for (k, ((alias, access), &stored)) in op.inputs.iter().zip(accesses).zip(op.stored).enumerate()
+    {
         if !matches!(access, Access::Word(_)) {
             binding += 1;
         }
-        text += &operand_text(k, alias, *access, binding);
+        text += &operand_text(k, alias, *access, binding, stored);
     }
-    let out = binding + 1;
-    text += &format!("@group(0) @binding({out}) var<storage, read_write> out: array<vec4<Out>>;\n");
+    text += &output_text(binding + 1, op.out, "Out");
     let loads: Vec<String> = (0..op.inputs.len())
         .map(|k| format!("    let a{k} = load{k}(v);\n"))
         .collect();
@@ -182,9 +190,33 @@ pub fn source(header: &str, op: &OpHeader<'_>, accesses: &[Access], workgroup: u
     text
 }
 
+/// The output's binding at `binding` and `fn store(v, value)`, which writes `vec4` v of the
+/// output (computed as `alias`, and rounded where `dtype` is packed).
+pub fn output_text(binding: usize, dtype: DType, alias: &str) -> String {
+    let element = match dtype.is_packed() {
+        true => packed::storage4(dtype),
+        false => format!("vec4<{alias}>"),
+    };
+    format!(
+        "@group(0) @binding({binding}) var<storage, read_write> out: array<{element}>;\n\
+         fn store(v: u32, value: vec4<{alias}>) {{ out[v] = {}; }}\n",
+        packed::narrow4(dtype, "value")
+    )
+}
+
 /// Operand `k`'s binding (unless it is a word) and `fn load{k}(v)`, which reads its `vec4` v
-/// as `access` says from `params.offset{k}` (and `params.period{k}` for a row).
-pub fn operand_text(k: usize, alias: &str, access: Access, binding: usize) -> String {
+/// as `access` says from `params.offset{k}` (and `params.period{k}` for a row), widened from
+/// `stored` to `alias` where `stored` is a packed dtype. A word holds the compute value.
+pub fn operand_text(
+    k: usize,
+    alias: &str,
+    access: Access,
+    binding: usize,
+    stored: DType,
+) -> String {
+    if stored.is_packed() {
+        return packed_operand_text(k, alias, access, binding, stored);
+    }
     match access {
         Access::Dense => format!(
             "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
@@ -201,6 +233,38 @@ pub fn operand_text(k: usize, alias: &str, access: Access, binding: usize) -> St
             "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
              fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v % params.period{k}]; }}\n"
         ),
+    }
+}
+
+/// [`operand_text`] for an operand stored packed.
+fn packed_operand_text(
+    k: usize,
+    alias: &str,
+    access: Access,
+    binding: usize,
+    stored: DType,
+) -> String {
+    let declare = |element: &str| {
+        format!("@group(0) @binding({binding}) var<storage, read> in{k}: array<{element}>;\n")
+    };
+    let vec4 = packed::storage4(stored);
+    let load = |index: &str| {
+        format!(
+            "fn load{k}(v: u32) -> vec4<{alias}> {{ return {}; }}\n",
+            packed::widen4(stored, &format!("in{k}[{index}]"))
+        )
+    };
+    match access {
+        Access::Dense => declare(&vec4) + &load(&format!("params.offset{k} + v")),
+        Access::Row(_) => {
+            declare(&vec4) + &load(&format!("params.offset{k} + v % params.period{k}"))
+        }
+        Access::Scalar => format!(
+            "{}fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>({}); }}\n",
+            declare("u32"),
+            packed::element(stored, &format!("in{k}"), &format!("params.offset{k}"))
+        ),
+        Access::Word(_) => operand_text(k, alias, access, binding, stored.compute()),
     }
 }
 

@@ -207,14 +207,20 @@ fn run_on_gpu(
     }
     // A one-element input only on the host goes to an elementwise kernel as a word: uploading
     // it would make a buffer and a write for every `add(x, 1)`.
-    // The packed dtypes' kernels read buffers only.
-    let takes_words =
-        node.primitive().is_some_and(|p| gpu::eval::takes_words(&p)) && !node.dtype().is_packed();
+    // Of the packed dtypes' kernels, only the fused ones take words (the element widened to
+    // its compute dtype); casts read buffers.
+    let primitive = node.primitive();
+    let fused = matches!(primitive, Some(Primitive::Fused(_)));
+    let takes_words = primitive.is_some_and(|p| gpu::eval::takes_words(&p))
+        && (fused || !node.dtype().is_packed());
     let word_of = |x: &Array, d: &Data| {
-        let host = (takes_words && !x.dtype().is_packed() && x.is_host_scalar())
+        let dtype = x.dtype();
+        let host = (takes_words && (fused || !dtype.is_packed()) && x.is_host_scalar())
             .then(|| d.storage.host_words())
             .flatten()?;
-        host.get(d.layout.offset).copied()
+        let at = d.layout.offset;
+        (at / dtype.per_word() < host.len())
+            .then(|| crate::dtype::packed::element(&host[..], dtype, at))
     };
     let words: Vec<Option<u32>> = inputs
         .iter()

@@ -15,6 +15,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::array::{Array, lazy_order};
+use crate::dtype::DType;
 use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step, View};
 use crate::stream::Device;
 
@@ -245,8 +246,10 @@ impl Graph {
     /// matmul or its reshape) and the matmul.
     fn product_of(&self, edges: &HashMap<usize, usize>, root: usize) -> Option<(usize, usize)> {
         let region = &self.nodes[root];
-        // The epilogue writes over the float32 product in place.
-        if region.dtype() != crate::dtype::DType::Float32 {
+        // The CPU's epilogue writes over the float32 product in place; the GPU's stores each
+        // value in the node's dtype and rounds a packed product first (`gpu/epilogue.rs`).
+        let cpu = region.device() == Device::Cpu;
+        if cpu && region.dtype() != DType::Float32 {
             return None;
         }
         let only_read_here = |j: usize, reads: usize| {
@@ -256,8 +259,9 @@ impl Graph {
                 && self.nodes[j].size() == region.size()
         };
         let is_matmul = |j: usize| {
+            let dtype = self.nodes[j].dtype();
             self.nodes[j].primitive() == Some(Primitive::Matmul)
-                && self.nodes[j].dtype() == crate::dtype::DType::Float32
+                && (dtype == DType::Float32 || (!cpu && dtype.is_packed()))
         };
         let mut candidates: Vec<(usize, usize)> = edges
             .iter()
@@ -383,12 +387,9 @@ fn is_fusable(node: &Array, inputs: &[Array]) -> bool {
         node.primitive(),
         Some(Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where)
     );
-    // The CPU's fused programs read packed leaves and write a packed result (the casts that
-    // widen and round them fold in); the GPU's read and write word dtypes only, so there the
-    // casts stay nodes of their own.
-    let packed = node.dtype().is_packed() || inputs.iter().any(|x| x.dtype().is_packed());
+    // Fused programs on both devices read packed leaves and write a packed result: the casts
+    // that widen and round them fold in.
     elementwise
-        && (!packed || node.device() == Device::Cpu)
         && node.size() > 0
         && inputs.iter().all(|x| {
             let row = || is_row(x.shape(), node.shape(), node.device());

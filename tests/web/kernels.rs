@@ -551,9 +551,12 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
         use tandem::gpu::vectorized::{self, Access, OpHeader};
         let vec4 =
             |family: &tandem::gpu::elementwise::Family, header: String, accesses: &[Access]| {
+                let stored: Vec<DType> = accesses.iter().map(|_| dtype).collect();
                 let op = OpHeader {
                     inputs: family.inputs,
                     function: family.function,
+                    stored: &stored,
+                    out: dtype,
                 };
                 (
                     format!("{}{accesses:?}", family.vec4_kernel),
@@ -605,31 +608,64 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             ));
         }
     }
+    // The vec4 kernel over packed operands and outputs: each load and store of each dtype.
+    for dtype in DType::ALL.into_iter().filter(|d| d.is_packed()) {
+        use tandem::gpu::vectorized::{self, Access, OpHeader};
+        let compute = dtype.compute();
+        let header = binary::header(BinaryOp::Add, compute, compute, compute);
+        let accesses = [
+            [Access::Dense, Access::Scalar],
+            [Access::Row(2), Access::Word(7)],
+        ];
+        for accesses in accesses {
+            let op = OpHeader {
+                inputs: binary::FAMILY.inputs,
+                function: binary::FAMILY.function,
+                stored: &[dtype, dtype],
+                out: dtype,
+            };
+            sources.push((
+                format!("packed {dtype:?} {accesses:?}"),
+                vectorized::source(&header, &op, &accesses, vectorized::SMALL_WORKGROUP),
+            ));
+        }
+    }
     sources.push((
         "fill".into(),
         include_str!("../../src/gpu/wgsl/fill.wgsl").into(),
     ));
-    for kernel in tandem::gpu::matmul::MatmulKernel::CANDIDATES {
-        if let tandem::gpu::matmul::MatmulKernel::RegisterTiled(tile) = kernel {
-            for cols4 in [1, tile.cols4] {
-                let rows = tile.rows;
-                let variant = tandem::gpu::matmul::Variant::Vec4 { rows, cols4 };
-                sources.push((format!("{variant:?}"), variant.source()));
+    use tandem::gpu::matmul::{Dtypes, MatmulKernel, Variant};
+    let float = [DType::Float32, DType::Float16, DType::BFloat16];
+    for (a, out) in float
+        .into_iter()
+        .zip([DType::Float32, DType::Float16, DType::BFloat16])
+    {
+        let dtypes = Dtypes { a, b: a, out };
+        let mut variants = vec![Variant::WorkgroupTiled, Variant::Scalar];
+        for kernel in MatmulKernel::CANDIDATES {
+            if let MatmulKernel::RegisterTiled(tile) = kernel {
+                for cols4 in [1, tile.cols4] {
+                    let rows = tile.rows;
+                    variants.push(Variant::Vec4 { rows, cols4 });
+                }
             }
+        }
+        for variant in variants {
+            // Only the vec4 kernel stores a packed output.
+            let dtypes = match variant {
+                Variant::Vec4 { .. } => dtypes,
+                _ => Dtypes {
+                    out: DType::Float32,
+                    ..dtypes
+                },
+            };
+            sources.push((format!("{variant:?} {dtypes:?}"), variant.source(dtypes)));
         }
     }
     for write in [false, true] {
         let source = tandem::gpu::row_norm::source(write);
         sources.push((format!("row_norm write {write}"), source));
     }
-    sources.push((
-        "matmul".into(),
-        include_str!("../../src/gpu/wgsl/matmul.wgsl").into(),
-    ));
-    sources.push((
-        "matmul_registers".into(),
-        include_str!("../../src/gpu/wgsl/matmul_registers.wgsl").into(),
-    ));
     let mut problems = Vec::new();
     for (key, source) in sources {
         let module = gpu

@@ -172,6 +172,12 @@ impl GpuErrors {
     }
 
     fn record(&self, error: String) {
+        // Natively, `TANDEM_DEBUG_GPU_ERRORS=1` prints each error (a shader's compile error
+        // names the line) where a test sees only that its data was lost.
+        #[cfg(not(target_arch = "wasm32"))]
+        if std::env::var_os("TANDEM_DEBUG_GPU_ERRORS").is_some() {
+            eprintln!("tandem: GPU error: {error}");
+        }
         self.failures.set(self.failures.get() + 1);
         *self.latest.borrow_mut() = error;
         crate::memory::allocator::distrust_gpu_blocks();

@@ -6,7 +6,8 @@
 //
 // Prepended by the host (`gpu/vectorized.rs`): the op's header, convert.wgsl, math.wgsl,
 // the operands' and output's bindings, and `fn element4(v: u32) -> vec4<Out>`, which loads
-// `vec4` v of each operand and applies the op to each lane.
+// `vec4` v of each operand and applies the op to each lane, and `fn store`, which writes (and
+// for a packed output rounds) it.
 // Bindings: 0 params (uniform), 1..=n the operands that are not words (read), n + 1 out.
 
 // `params` (made with the source, one word per operand): the output's length in `vec4`s, then
@@ -20,7 +21,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var v = grid_index(gid, groups, WORKGROUP);
     for (var k = 0u; k < ITEMS; k++) {
         if (v < params.len4) {
-            out[v] = element4(v);
+            store(v, element4(v));
         }
         v += threads;
     }

@@ -1,22 +1,8 @@
-// The packed floats' bits, converted exactly as the CPU's `dtype::packed` converts them (the
-// `half` crate's rules): float16 and bfloat16 round to nearest, ties to even; overflow gives
-// infinity; NaN keeps its sign and top mantissa bits, with the quiet bit set. All on bits,
-// never through float arithmetic, so no adapter's flushing or rounding mode can change them
-// (WGSL leaves `pack2x16float` of out-of-range values indeterminate).
-
-fn f32_bits_from_f16(h: u32) -> u32 {
-    let sign = (h & 0x8000u) << 16u;
-    let exp = (h >> 10u) & 0x1fu;
-    let man = h & 0x3ffu;
-    if (exp == 0u) {
-        // Zero or subnormal: man * 2^-24, which f32 holds exactly (as a normal number).
-        return sign | bitcast<u32>(f32(man) * 5.9604644775390625e-8);
-    }
-    if (exp == 31u) {
-        return sign | 0x7f800000u | (man << 13u);
-    }
-    return sign | ((exp + 112u) << 23u) | (man << 13u);
-}
+// A float32's bits rounded to the packed floats' exactly as the CPU's `dtype::packed` rounds
+// them (the `half` crate's rules): to nearest, ties to even; overflow gives infinity; NaN
+// keeps its sign and top mantissa bits, with the quiet bit set. All on bits, never through
+// float arithmetic, so no adapter's flushing or rounding mode can change them (WGSL leaves
+// `pack2x16float` of out-of-range values indeterminate). Widening is in packed.wgsl.
 
 fn f16_from_f32_bits(b: u32) -> u32 {
     let sign = (b >> 16u) & 0x8000u;

@@ -1,6 +1,8 @@
 // Batched matmul, tiled in workgroup memory: out[b] = a[b] (M x K) * b[b] (K x N), float32.
 //
-// Bindings: 0 params (uniform), 1 a (read), 2 b (read), 3 out (read_write).
+// Bindings: 0 params (uniform), 1 a (read), 2 b (read), 3 out (read_write). The host
+// declares a and b with `fn load_a(i)` and `fn load_b(i)`, which widen a packed operand
+// (`gpu/matmul.rs`).
 // Matrices are row-major; each operand's batch stride is its matrix size, or 0 when it is
 // broadcast across the batch. Workgroup: 16 x 16 threads computing a 64 x 64 tile of out,
 // each thread a 4 x 4 block; K advances 16 at a time through two tiles in workgroup memory.
@@ -19,8 +21,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
 const TILE: u32 = 64u;
@@ -47,14 +47,14 @@ fn main(
             let ka = k0 + e % DEPTH;
             var va = 0.0;
             if (r < params.m && ka < params.k) {
-                va = a[a_base + r * params.k + ka];
+                va = load_a(a_base + r * params.k + ka);
             }
             tile_a[e] = va;
             let kb = k0 + e / TILE;
             let c = col0 + e % TILE;
             var vb = 0.0;
             if (kb < params.k && c < params.n) {
-                vb = b[b_base + kb * params.n + c];
+                vb = load_b(b_base + kb * params.n + c);
             }
             tile_b[e] = vb;
         }

@@ -1,7 +1,9 @@
 // Batched matmul with a register tile per thread and no workgroup memory:
 // out[b] = a[b] (M x K) * b[b] (K x N), float32.
 //
-// Bindings: 0 params (uniform), 1 a (read), 2 b (read), 3 out (read_write).
+// Bindings: 0 params (uniform), 1 a (read), 2 b (read), 3 out (read_write). The host
+// declares a and b with `fn load_a(i)` and `fn load_b(i)`, which widen a packed operand
+// (`gpu/matmul.rs`).
 // Matrices are row-major; each operand's batch stride is its matrix size, or 0 when it is
 // broadcast across the batch. Workgroup: 64 threads. Each thread computes an 8 x 4 block of
 // out; blocks are numbered row by row and threads across the x * y workgroups of a batch take
@@ -23,8 +25,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;
-@group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
 const ROWS: u32 = 8u;
@@ -58,9 +58,9 @@ fn main(
     var acc: array<vec4<f32>, 8>;
     for (var kk = 0u; kk < params.k; kk++) {
         let row = kk * params.n;
-        let bv = vec4<f32>(b[b_cols.x + row], b[b_cols.y + row], b[b_cols.z + row], b[b_cols.w + row]);
+        let bv = vec4<f32>(load_b(b_cols.x + row), load_b(b_cols.y + row), load_b(b_cols.z + row), load_b(b_cols.w + row));
         for (var i = 0u; i < ROWS; i++) {
-            acc[i] = fma(vec4<f32>(a[a_rows[i] + kk]), bv, acc[i]);
+            acc[i] = fma(vec4<f32>(load_a(a_rows[i] + kk)), bv, acc[i]);
         }
     }
     let out_base = wg.z * params.m * params.n;

@@ -5,7 +5,10 @@
 // Prepended by the host: `const TM: u32` (output rows per thread) and `const TN4: u32`
 // (output vec4 columns per thread): 8 and 2 give the 8 x 8 tile; a skinny product (N = 4)
 // takes 8 and 1. The host also writes the unrolled lines at the `//{...}` markers.
-// Bindings: 0 params (uniform), 1 a, 2 b (read, as vec4s), 3 out (read_write, as vec4s).
+// Bindings: 0 params (uniform), 1 a, 2 b (read), 3 out (read_write), declared by the host
+// with `fn load_a4(i)` and `fn load_b4(i)` (vec4 i, widened from a packed dtype) and
+// `fn store(i, value)` (rounding to a packed output): a float16 operand is read as
+// vec2<u32>s and never copied to float32.
 // Every size and offset in the params counts vec4s except m. Workgroup: 64 threads; tiles
 // are numbered row by row and the threads of the x * y workgroups of a batch take them in
 // order. Grid: (x, y, batch). Each step of the k loop loads a vec4 of each of the TM rows of a
@@ -31,9 +34,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
 
 @compute @workgroup_size(64)
 fn main(

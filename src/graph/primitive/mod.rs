@@ -313,21 +313,24 @@ impl Primitive {
             | Primitive::View(_)
             | Primitive::Fused(_)
             | Primitive::MatmulThen(_) => true,
-            Primitive::Matmul => k == 1 && device == crate::stream::Device::Cpu,
+            // The CPU's kernel widens its B (a weight) panel by panel; the GPU's kernels read
+            // both operands packed.
+            Primitive::Matmul => k == 1 || device == crate::stream::Device::Gpu,
             _ => false,
         }
     }
 
     /// Whether the primitive's kernels write a packed dtype themselves; others compute in
     /// the compute dtype and an `astype` rounds their result once.
-    pub fn writes_packed(&self) -> bool {
-        matches!(
-            self,
+    pub fn writes_packed(&self, device: crate::stream::Device) -> bool {
+        match self {
             Primitive::Unary(UnaryOp::Cast)
-                | Primitive::View(_)
-                | Primitive::Fused(_)
-                | Primitive::MatmulThen(_)
-        )
+            | Primitive::View(_)
+            | Primitive::Fused(_)
+            | Primitive::MatmulThen(_) => true,
+            Primitive::Matmul => device == crate::stream::Device::Gpu,
+            _ => false,
+        }
     }
 
     /// For an elementwise op of inputs of `dtypes`: the dtype its value operands are
