@@ -364,3 +364,46 @@ fn a_traced_float16_program_replays_for_new_arguments() {
     assert_eq!(got, words(&runtime, &plain));
     assert_eq!(replayed[0].dtype(), DType::Float16);
 }
+
+/// The GPU's softmax, logsumexp and norms read a float16 or bfloat16 input in place: the
+/// bits of the same op over the input widened by hand, rounded once, in the kernel for many
+/// short rows and in the passes for few long ones, and over a strided input.
+#[test]
+fn the_gpu_norms_and_softmax_read_packed_inputs_exactly() {
+    let runtime = gpu_runtime();
+    let mut rng = common::Rng::new(12);
+    let d = Device::Gpu;
+    type Op = fn(&Array, &[Array]) -> Array;
+    let ops_under_test: [(&str, Op); 4] = [
+        ("softmax", |x, _| {
+            ops::softmax(x, Some(&[-1]), Device::Gpu).unwrap()
+        }),
+        ("logsumexp", |x, _| {
+            ops::logsumexp(x, Some(&[-1]), false, Device::Gpu).unwrap()
+        }),
+        ("layerNorm", |x, p| {
+            ops::fast::layer_norm(x, Some(&p[0]), Some(&p[1]), 1e-5, Device::Gpu).unwrap()
+        }),
+        ("rmsNorm", |x, p| {
+            ops::fast::rms_norm(x, Some(&p[0]), 1e-5, Device::Gpu).unwrap()
+        }),
+    ];
+    // Many short rows, few long ones (split across threads), an odd row length.
+    for shape in [[300usize, 24], [2, 5000], [7, 33]] {
+        let n = shape[1];
+        let params = [rng.floats(&[n]), rng.floats(&[n])];
+        for dtype in [DType::Float16, DType::BFloat16] {
+            let x = ops::astype(&rng.floats(&shape), dtype, d);
+            let xt = ops::transpose(&ops::astype(&rng.floats(&[n, shape[0]]), dtype, d), None, d);
+            for x in [x, xt.unwrap()] {
+                for (name, op) in ops_under_test {
+                    let what = format!("{name} of {:?} {dtype:?}", x.shape());
+                    let got = op(&x, &params);
+                    let wide = op(&ops::astype(&x, DType::Float32, d), &params);
+                    let want = ops::astype(&wide, got.dtype(), d);
+                    assert_eq!(words(&runtime, &got), words(&runtime, &want), "{what}");
+                }
+            }
+        }
+    }
+}

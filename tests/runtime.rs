@@ -297,7 +297,7 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
         KernelKey::new("row_norm", "", &[]),
         "softmax_rows",
         1,
-        || row_norm::source(false),
+        || row_norm::source(false, tandem::DType::Float32),
     );
     cache.get_or_create(
         &gpu.device,

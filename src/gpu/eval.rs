@@ -73,7 +73,7 @@ pub fn eval(
             let rows = |block: &reduce::Block| block.inner == 1;
             let (copy, block) = reduced_block(gpu, batch, &inputs[0], &data[0], axes, rows)?;
             let buffer = copy.as_ref().unwrap_or_else(|| data[0].buffer());
-            row_norm::dispatch(gpu, batch, op, buffer, block)
+            row_norm::dispatch(gpu, batch, op, (buffer, dtypes[0]), block)
         }
         Primitive::Fused(expr) => fused::dispatch(gpu, batch, &expr, node, inputs, data),
         Primitive::Matmul => matmul::eval(gpu, batch, inputs, data, out, None),

@@ -4,13 +4,13 @@
 
 use crate::array::Array;
 use crate::error::Result;
-use crate::gpu::GpuContext;
 use crate::gpu::device::buffers::{create_output, create_storage};
 use crate::gpu::device::encoder::CommandBatch;
 use crate::gpu::device::grid::grid_of;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::input::{GpuInput, RowMajor, row_major};
 use crate::gpu::reduce::parts_per_row;
+use crate::gpu::{GpuContext, packed};
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/norm.wgsl");
@@ -83,10 +83,13 @@ pub fn dispatch(
     } else {
         ("main", 1)
     };
-    let key = KernelKey::new("norm", entry, &[]);
-    let kernel = gpu
-        .pipelines
-        .get_or_create(&gpu.device, key, entry, 3, || KERNEL.to_string());
+    // A packed input is read in place; the weight and bias are float32.
+    let dtype = inputs[0].dtype();
+    let key = KernelKey::new("norm", entry, &[dtype]);
+    let kernel = gpu.pipelines.get_or_create(&gpu.device, key, entry, 3, || {
+        let helpers = packed::source_for(&[dtype], "");
+        format!("{helpers}\n{}{KERNEL}", packed::input_text("x", 1, dtype))
+    });
     let max = gpu.limits().max_compute_workgroups_per_dimension;
     let (gx, gy) = grid_of(rows, threads_per_group, max);
     batch.dispatch(&kernel, &params, &[x, weight, bias, &out], (gx, gy, 1))?;

@@ -73,6 +73,23 @@ pub fn element(dtype: DType, array: &str, index: &str) -> String {
     }
 }
 
+/// A read-only input `name` of `dtype` at `binding` and `fn load_{name}(i)`, element i as its
+/// compute type: kernels that read elements one at a time (norms, softmax) read a packed
+/// input in place this way.
+pub fn input_text(name: &str, binding: u32, dtype: DType) -> String {
+    let stored = if dtype.is_packed() {
+        "u32"
+    } else {
+        wgsl_type(dtype)
+    };
+    format!(
+        "@group(0) @binding({binding}) var<storage, read> {name}: array<{stored}>;\n\
+         fn load_{name}(i: u32) -> {} {{ return {}; }}\n",
+        wgsl_type(dtype.compute()),
+        element(dtype, name, "i")
+    )
+}
+
 /// `value`, of `dtype`'s compute type, rounded to `dtype` and widened back: the value a store
 /// and a load would give, for a cast inside a fused program.
 pub fn round_trip(dtype: DType, value: &str) -> String {

@@ -4,7 +4,6 @@
 
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::gpu::GpuContext;
 use crate::gpu::device::grid::grid_for;
 use crate::gpu::device::pipelines::KernelKey;
 use crate::gpu::device::{
@@ -13,6 +12,7 @@ use crate::gpu::device::{
 };
 use crate::gpu::elementwise::MATH;
 use crate::gpu::reduce::{Block, MANY_ROWS, parts_per_row};
+use crate::gpu::{GpuContext, packed};
 use crate::graph::primitive::RowNorm;
 use crate::memory::allocator::GpuBuffer;
 
@@ -24,18 +24,25 @@ const WRITE: &str = include_str!("wgsl/softmax_write.wgsl");
 /// a whole row.
 const SHORT_ROW: usize = 256;
 
-/// The source of the row entries (`ENTRIES`) or of `softmax_write`.
-pub fn source(write: bool) -> String {
-    format!("{MATH}\n{COMMON}\n{}", if write { WRITE } else { ENTRIES })
+/// The source of the row entries (`ENTRIES`) or of `softmax_write`, reading `x` of `dtype`
+/// (a packed input in place, or the float32 partial pairs of the merges).
+pub fn source(write: bool, dtype: DType) -> String {
+    format!(
+        "{MATH}\n{}\n{}{COMMON}\n{}",
+        packed::source_for(&[dtype], ""),
+        packed::input_text("x", 1, dtype),
+        if write { WRITE } else { ENTRIES }
+    )
 }
 
-/// Records `op` over the contiguous rows of `block` (its `inner` is 1) in `input`, and
-/// returns the output: the input's shape for softmax, one value per row for logsumexp.
+/// Records `op` over the contiguous rows of `block` (its `inner` is 1) in `input` (of
+/// `dtype`, a packed one read in place), and returns the float32 output: the input's shape
+/// for softmax, one value per row for logsumexp.
 pub fn dispatch(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
     op: RowNorm,
-    input: &GpuBuffer,
+    (input, dtype): (&GpuBuffer, DType),
     block: Block,
 ) -> Result<GpuBuffer> {
     let (rows, row_len) = (block.rows, block.row_len);
@@ -54,7 +61,7 @@ pub fn dispatch(
         };
         let out = create_output(gpu, len, &[input])?;
         let params = [rows, row_len, 1, block.offset];
-        pass(gpu, batch, entry, params, &[input, &out], rows)?;
+        pass(gpu, batch, (entry, dtype), params, &[input, &out], rows)?;
         return Ok(out);
     }
     let partial = create_output(gpu, 2 * rows * parts, &[input])?;
@@ -62,7 +69,7 @@ pub fn dispatch(
     pass(
         gpu,
         batch,
-        "stats_parts",
+        ("stats_parts", dtype),
         params,
         &[input, &partial],
         rows * parts,
@@ -73,7 +80,7 @@ pub fn dispatch(
         pass(
             gpu,
             batch,
-            "logsumexp_merge",
+            ("logsumexp_merge", DType::Float32),
             params,
             &[&partial, &out],
             rows,
@@ -84,7 +91,7 @@ pub fn dispatch(
     pass(
         gpu,
         batch,
-        "softmax_merge",
+        ("softmax_merge", DType::Float32),
         params,
         &[&partial, &stats],
         rows,
@@ -94,7 +101,7 @@ pub fn dispatch(
     pass(
         gpu,
         batch,
-        "softmax_write",
+        ("softmax_write", dtype),
         params,
         &[input, &stats, &out],
         len,
@@ -102,21 +109,22 @@ pub fn dispatch(
     Ok(out)
 }
 
-/// One dispatch of `entry` with `threads` threads; `buffers` are its inputs, then its output.
+/// One dispatch of `entry` with `threads` threads, its `x` of `dtype`; `buffers` are its
+/// inputs, then its output.
 fn pass(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
-    entry: &'static str,
+    (entry, dtype): (&'static str, DType),
     params: [usize; 4],
     buffers: &[&GpuBuffer],
     threads: usize,
 ) -> Result<()> {
     let write = entry == "softmax_write";
-    let key = KernelKey::new("row_norm", entry, &[DType::Float32]);
+    let key = KernelKey::new("row_norm", entry, &[dtype]);
     let inputs = buffers.len() - 1;
     let kernel = gpu
         .pipelines
-        .get_or_create(&gpu.device, key, entry, inputs, || source(write));
+        .get_or_create(&gpu.device, key, entry, inputs, || source(write, dtype));
     let (x, y) = grid_for(threads, gpu.limits().max_compute_workgroups_per_dimension);
     batch.dispatch(&kernel, &params.map(|v| v as u32), buffers, (x, y, 1))?;
     Ok(())

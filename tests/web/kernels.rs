@@ -663,8 +663,10 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
         }
     }
     for write in [false, true] {
-        let source = tandem::gpu::row_norm::source(write);
-        sources.push((format!("row_norm write {write}"), source));
+        for dtype in [DType::Float32, DType::Float16, DType::BFloat16] {
+            let source = tandem::gpu::row_norm::source(write, dtype);
+            sources.push((format!("row_norm write {write} {dtype:?}"), source));
+        }
     }
     let mut problems = Vec::new();
     for (key, source) in sources {

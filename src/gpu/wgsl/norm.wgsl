@@ -21,7 +21,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read> weight: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
@@ -60,20 +59,20 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     if ((params.flags & 4u) == 0u) {
         var sum = 0.0;
         for (var i = t; i < n; i += WORKGROUP) {
-            sum += x[base + i];
+            sum += load_x(base + i);
         }
         mean = workgroup_sum(t, sum) / f32(n);
     }
     var squares = 0.0;
     for (var i = t; i < n; i += WORKGROUP) {
-        let d = x[base + i] - mean;
+        let d = load_x(base + i) - mean;
         squares += d * d;
     }
     let scale = 1.0 / sqrt(workgroup_sum(t, squares) / f32(n) + params.eps);
     let has_weight = (params.flags & 1u) != 0u;
     let has_bias = (params.flags & 2u) != 0u;
     for (var i = t; i < n; i += WORKGROUP) {
-        var y = (x[base + i] - mean) * scale;
+        var y = (load_x(base + i) - mean) * scale;
         if (has_weight) {
             y = y * weight[params.weight_offset + i];
         }
@@ -86,7 +85,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
 
 // The row's element i, scaled and shifted.
 fn normed(row: u32, i: u32, mean: f32, scale: f32) -> f32 {
-    var y = (x[params.x_offset + row * params.row_len + i] - mean) * scale;
+    var y = (load_x(params.x_offset + row * params.row_len + i) - mean) * scale;
     if ((params.flags & 1u) != 0u) {
         y = y * weight[params.weight_offset + i];
     }
@@ -110,13 +109,13 @@ fn rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if ((params.flags & 4u) == 0u) {
         var sum = 0.0;
         for (var i = 0u; i < n; i++) {
-            sum += x[base + i];
+            sum += load_x(base + i);
         }
         mean = sum / f32(n);
     }
     var squares = 0.0;
     for (var i = 0u; i < n; i++) {
-        let d = x[base + i] - mean;
+        let d = load_x(base + i) - mean;
         squares += d * d;
     }
     let scale = 1.0 / sqrt(squares / f32(n) + params.eps);

@@ -20,7 +20,6 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;
 
 fn is_finite(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u;
@@ -29,7 +28,7 @@ fn is_finite(v: f32) -> bool {
 fn row_max(base: u32) -> f32 {
     var m = -inf_f32();
     for (var j = 0u; j < params.row_len; j++) {
-        m = max_or_nan(m, x[base + j]);
+        m = max_or_nan(m, load_x(base + j));
     }
     return m;
 }
@@ -37,7 +36,7 @@ fn row_max(base: u32) -> f32 {
 fn row_total(base: u32, m: f32) -> f32 {
     var total = 0.0;
     for (var j = 0u; j < params.row_len; j++) {
-        total += exp_best(x[base + j] - m);
+        total += exp_best(load_x(base + j) - m);
     }
     return total;
 }

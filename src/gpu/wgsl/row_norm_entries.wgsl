@@ -21,7 +21,7 @@ fn softmax_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     // exponentials are stored on the way to their sum and divided in place afterwards.
     var total = 0.0;
     for (var j = 0u; j < params.row_len; j++) {
-        let e = exp_best(x[base + j] - m);
+        let e = exp_best(load_x(base + j) - m);
         out[at + j] = e;
         total += e;
     }
@@ -56,7 +56,7 @@ fn stats_parts(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let base = params.offset + row * params.row_len;
     var stats = vec2<f32>(-inf_f32(), 0.0);
     for (var j = slot % params.parts; j < params.row_len; j += params.parts) {
-        stats = fold_stats(stats, x[base + j]);
+        stats = fold_stats(stats, load_x(base + j));
     }
     out[2u * slot] = stats.x;
     out[2u * slot + 1u] = stats.y;
@@ -66,7 +66,7 @@ fn stats_parts(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 fn merge(row: u32) -> vec2<f32> {
     var m = -inf_f32();
     for (var p = 0u; p < params.parts; p++) {
-        m = max_or_nan(m, x[2u * (row * params.parts + p)]);
+        m = max_or_nan(m, load_x(2u * (row * params.parts + p)));
     }
     if (!is_finite(m)) {
         return vec2<f32>(m, 0.0);
@@ -74,7 +74,7 @@ fn merge(row: u32) -> vec2<f32> {
     var total = 0.0;
     for (var p = 0u; p < params.parts; p++) {
         let at = 2u * (row * params.parts + p);
-        total += x[at + 1u] * exp_best(x[at] - m);
+        total += load_x(at + 1u) * exp_best(load_x(at) - m);
     }
     return vec2<f32>(m, total);
 }

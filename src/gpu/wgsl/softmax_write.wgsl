@@ -17,5 +17,5 @@ fn softmax_write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         out[i] = nan_f32();
         return;
     }
-    out[i] = exp_best(x[params.offset + i] - m) / stats[2u * row + 1u];
+    out[i] = exp_best(load_x(params.offset + i) - m) / stats[2u * row + 1u];
 }

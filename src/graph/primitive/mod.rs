@@ -316,6 +316,10 @@ impl Primitive {
             // The CPU's kernel widens its B (a weight) panel by panel; the GPU's kernels read
             // both operands packed.
             Primitive::Matmul => k == 1 || device == crate::stream::Device::Gpu,
+            // The GPU's norms and softmax read their input's elements one at a time.
+            Primitive::RowNorm(..) | Primitive::Norm { .. } => {
+                k == 0 && device == crate::stream::Device::Gpu
+            }
             _ => false,
         }
     }
