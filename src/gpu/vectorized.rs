@@ -3,6 +3,8 @@
 //! scalar element, a thread loads and
 //! stores `vec4`s and computes several of them, instead of peeling one element's index into
 //! coordinates. Strided and broadcast operands keep the general kernel (`elementwise.rs`).
+//! Operands and outputs of a packed dtype are read and written as whole words, four
+//! elements at a time, through `packed.rs`.
 
 use crate::dtype::DType;
 use crate::error::Result;
