@@ -407,3 +407,51 @@ fn the_gpu_norms_and_softmax_read_packed_inputs_exactly() {
         }
     }
 }
+
+/// The creation ops in every packed dtype, on both devices: `full` rounds (or wraps) its value
+/// once, and `ones`, `eye`, `arange` and `linspace` give their values in the dtype.
+#[test]
+fn creation_ops_make_packed_arrays_of_their_values() {
+    let runtime = gpu_runtime();
+    let read = |a: &Array, d| {
+        let wide = ops::astype(a, DType::Float32, d);
+        pollster::block_on(runtime.read_f32(&wide)).unwrap()
+    };
+    for d in [Device::Cpu, Device::Gpu] {
+        for dtype in [DType::Float16, DType::BFloat16, DType::Int8, DType::Uint8] {
+            let what = format!("{dtype:?} on {d:?}");
+            let float = dtype.is_float();
+            let full = ops::full(&[3], 2.5, dtype, d).unwrap();
+            assert_eq!(
+                read(&full, d),
+                [if float { 2.5 } else { 2.0 }; 3],
+                "full {what}"
+            );
+            let wrapped = ops::full(&[], 300.0, dtype, d).unwrap();
+            let want = match dtype {
+                DType::Float16 => 300.0,
+                DType::BFloat16 => 300.0,
+                _ => 44.0,
+            };
+            assert_eq!(read(&wrapped, d), [want], "full(300) {what}");
+            let third = ops::full(&[], 1.0 / 3.0, dtype, d).unwrap();
+            let rounded = match dtype {
+                DType::Float16 => half::f16::from_f64(1.0 / 3.0).to_f32(),
+                DType::BFloat16 => half::bf16::from_f64(1.0 / 3.0).to_f32(),
+                _ => 0.0,
+            };
+            assert_eq!(read(&third, d), [rounded], "full(1/3) rounds once, {what}");
+            assert_eq!(
+                read(&ops::ones(&[2], dtype, d).unwrap(), d),
+                [1.0, 1.0],
+                "ones {what}"
+            );
+            let eye = ops::eye(2, dtype, d).unwrap();
+            assert_eq!(read(&eye, d), [1.0, 0.0, 0.0, 1.0], "eye {what}");
+            let range = ops::arange(0.0, 4.0, 1.0, dtype, d).unwrap();
+            assert_eq!(read(&range, d), [0.0, 1.0, 2.0, 3.0], "arange {what}");
+            let line = ops::linspace(0.0, 3.0, 4, dtype, d).unwrap();
+            assert_eq!(read(&line, d), [0.0, 1.0, 2.0, 3.0], "linspace {what}");
+        }
+    }
+}

@@ -22,6 +22,14 @@ fn node(op: &str, fill: Fill, shape: &[usize], dtype: DType, stream: Stream) -> 
     ))
 }
 
+/// The word a fill of `dtype` writes for `value`: `value` rounded (or wrapped) to `dtype` once,
+/// as a word of its compute dtype, because a packed dtype's fill runs in its compute dtype and
+/// an `astype` packs the result (`Array::from_primitive`). `float16` 1.0 is the float32 word
+/// of 1.0, not the float16 bits 0x3c00.
+fn fill_word(value: f64, dtype: DType) -> u32 {
+    crate::dtype::packed::widen(from_number(value, dtype), dtype)
+}
+
 /// A one-element host array of `value` in `dtype`: the constant an op builder pairs with an
 /// array of that dtype (MLX's weak scalar), so that `mean` of `float16` stays `float16`.
 pub(crate) fn scalar(value: f64, dtype: DType) -> Result<Array> {
@@ -42,7 +50,7 @@ pub fn ones(shape: &[usize], dtype: DType, stream: impl Into<Stream>) -> Result<
 }
 
 fn constant(op: &str, shape: &[usize], value: f64, dtype: DType, stream: Stream) -> Result<Array> {
-    let fill = Fill::Constant(from_number(value, dtype));
+    let fill = Fill::Constant(fill_word(value, dtype));
     node(op, fill, shape, dtype, stream)
 }
 
@@ -99,7 +107,7 @@ pub fn linspace(
 
 /// The `n`×`n` identity matrix.
 pub fn eye(n: usize, dtype: DType, stream: impl Into<Stream>) -> Result<Array> {
-    let fill = Fill::Eye(from_number(1.0, dtype));
+    let fill = Fill::Eye(fill_word(1.0, dtype));
     node("eye", fill, &[n, n], dtype, stream.into())
 }
 

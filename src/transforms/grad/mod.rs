@@ -1,0 +1,156 @@
+//! Reverse mode (MLX's `vjp`, on which `grad` and `value_and_grad` are built): the function
+//! runs on stand-ins for its primals, and the graph from the stand-ins to its outputs is
+//! walked backward from the cotangents. Each node's rule (`rules.rs`, `elementwise.rs`)
+//! gives its inputs' cotangents as new lazy ops on the node's stream, and they are summed
+//! where a node feeds several others. Nothing is evaluated here: the backward graph is as
+//! lazy as the forward one, so fusion and the scheduler see both, and each saved
+//! activation is freed once the last backward op that reads it has run.
+//!
+//! Integer and bool values carry no gradient; a primal that the outputs do not depend on
+//! gets zeros.
+
+mod elementwise;
+mod rules;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use crate::array::{Array, Visit, order_by};
+use crate::error::{Error, Result};
+use crate::graph::primitive::{Primitive, View};
+use crate::ops;
+
+/// The outputs of `fun` at `primals`, and the cotangents of the primals for the outputs'
+/// `cotangents` (one per output, of its shape): MLX's `vjp`.
+pub fn vjp(
+    fun: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    primals: &[Array],
+    cotangents: &[Array],
+) -> Result<(Vec<Array>, Vec<Array>)> {
+    let stand_ins: Vec<Array> = primals.iter().map(stand_in).collect();
+    let outputs = fun(&stand_ins)?;
+    if outputs.len() != cotangents.len() {
+        return Err(Error::Value(format!(
+            "vjp: the function returned {} outputs but {} cotangents were given",
+            outputs.len(),
+            cotangents.len()
+        )));
+    }
+    for (k, (y, c)) in outputs.iter().zip(cotangents).enumerate() {
+        if y.shape() != c.shape() {
+            return Err(Error::Shape(format!(
+                "vjp: cotangent {k} has shape {:?}, but output {k} has shape {:?}",
+                c.shape(),
+                y.shape()
+            )));
+        }
+    }
+    let grads = backward(&outputs, &stand_ins, cotangents)?;
+    Ok((outputs, grads))
+}
+
+/// The value of `fun` (one float element) at `primals` and its gradient with respect to
+/// each: MLX's `value_and_grad` over every argument.
+pub fn value_and_grad(
+    fun: impl FnOnce(&[Array]) -> Result<Array>,
+    primals: &[Array],
+) -> Result<(Array, Vec<Array>)> {
+    let stand_ins: Vec<Array> = primals.iter().map(stand_in).collect();
+    let y = fun(&stand_ins)?;
+    if y.size() != 1 {
+        return Err(Error::Shape(format!(
+            "grad: the function must return one element, not an array of shape {:?}",
+            y.shape()
+        )));
+    }
+    if !y.dtype().is_float() {
+        return Err(Error::DType(format!(
+            "grad: the function must return a float array, not {}",
+            y.dtype().name()
+        )));
+    }
+    let one = ops::full(y.shape(), 1.0, y.dtype(), y.stream())?;
+    let grads = backward(std::slice::from_ref(&y), &stand_ins, &[one])?;
+    Ok((y, grads))
+}
+
+/// A node that is `x` (a view of it, sharing its data) but is not `x`: the walk stops there,
+/// and a primal passed twice gets two gradients.
+fn stand_in(x: &Array) -> Array {
+    Array::from_primitive(
+        Primitive::View(View::Reshape),
+        vec![x.clone()],
+        x.shape().to_vec(),
+        x.dtype(),
+        x.stream(),
+    )
+}
+
+/// The cotangents of `leaves` for `outputs` with `cotangents`.
+fn backward(outputs: &[Array], leaves: &[Array], cotangents: &[Array]) -> Result<Vec<Array>> {
+    let leaf_ids: HashSet<usize> = leaves.iter().map(Array::id).collect();
+    let order = order_by(outputs, |node| {
+        if leaf_ids.contains(&node.id()) || node.primitive().is_none() || node.is_evaluated() {
+            Visit::Leaf
+        } else {
+            Visit::Inputs
+        }
+    });
+    // The nodes a leaf reaches with a float value: only they carry cotangents.
+    let mut active: HashSet<usize> = leaf_ids.clone();
+    for node in &order {
+        let reached = node.inputs().iter().any(|x| active.contains(&x.id()));
+        if reached && !leaf_ids.contains(&node.id()) && node.dtype().is_float() {
+            active.insert(node.id());
+        }
+    }
+    let mut sums: HashMap<usize, Array> = HashMap::default();
+    for (y, c) in outputs.iter().zip(cotangents) {
+        accumulate(&mut sums, &active, y, c.clone())?;
+    }
+    for node in order.iter().rev() {
+        if leaf_ids.contains(&node.id()) {
+            continue;
+        }
+        let Some(g) = sums.remove(&node.id()) else {
+            continue;
+        };
+        let inputs = node.inputs();
+        let wanted: Vec<bool> = inputs.iter().map(|x| active.contains(&x.id())).collect();
+        let grads = rules::input_cotangents(node, &inputs, &g, &wanted)?;
+        for ((x, gx), want) in inputs.iter().zip(grads).zip(wanted) {
+            if let (Some(gx), true) = (gx, want) {
+                accumulate(&mut sums, &active, x, gx)?;
+            }
+        }
+    }
+    leaves
+        .iter()
+        .map(|leaf| match sums.remove(&leaf.id()) {
+            Some(g) => Ok(g),
+            None => ops::zeros(leaf.shape(), leaf.dtype(), leaf.stream()),
+        })
+        .collect()
+}
+
+/// Adds `g` to the cotangent of `x`, in `x`'s dtype, if `x` carries one.
+fn accumulate(
+    sums: &mut HashMap<usize, Array>,
+    active: &HashSet<usize>,
+    x: &Array,
+    g: Array,
+) -> Result<()> {
+    if !active.contains(&x.id()) {
+        return Ok(());
+    }
+    let g = if g.dtype() == x.dtype() {
+        g
+    } else {
+        ops::astype(&g, x.dtype(), x.stream())
+    };
+    let sum = match sums.remove(&x.id()) {
+        Some(before) => ops::add(&before, &g, x.stream())?,
+        None => g,
+    };
+    sums.insert(x.id(), sum);
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! Each primitive's vector-Jacobian product: the cotangents of its inputs from the cotangent
+//! `g` of its output, as lazy ops on the node's stream. The elementwise rules are in
+//! `elementwise.rs`; an input broadcast by the op gets its cotangent summed back to its shape.
+//! A primitive without a rule yet is an error that names it, never a wrong gradient.
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::graph::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, Scatter, View};
+use crate::ops;
+use crate::stream::Stream;
+
+use super::elementwise;
+
+/// The cotangents of `node`'s `inputs` (`None`: none flows there) for its cotangent `g`;
+/// only those `wanted` need be made.
+pub(super) fn input_cotangents(
+    node: &Array,
+    inputs: &[Array],
+    g: &Array,
+    wanted: &[bool],
+) -> Result<Vec<Option<Array>>> {
+    let s = node.stream();
+    let primitive = node.primitive().expect("an inner node has a primitive");
+    let back =
+        |gx: Option<Array>, x: &Array| gx.map(|gx| unbroadcast(&gx, x.shape(), s)).transpose();
+    match primitive {
+        Primitive::Unary(op) => Ok(vec![elementwise::unary(op, &inputs[0], node, g, s)?]),
+        Primitive::Binary(op) => {
+            let [ga, gb] = elementwise::binary(op, [&inputs[0], &inputs[1]], node, g, s)?;
+            Ok(vec![back(ga, &inputs[0])?, back(gb, &inputs[1])?])
+        }
+        Primitive::Where => {
+            let zero = ops::creation::scalar(0.0, g.dtype())?;
+            let c = &inputs[0];
+            let gx = ops::where_(c, g, &zero, s)?;
+            let gy = ops::where_(c, &zero, g, s)?;
+            let float = |x: &Array, gx: Array| x.dtype().is_float().then_some(gx);
+            let gx = back(float(&inputs[1], gx), &inputs[1])?;
+            Ok(vec![None, gx, back(float(&inputs[2], gy), &inputs[2])?])
+        }
+        Primitive::View(view) => Ok(vec![Some(view_rule(&view, &inputs[0], g, s)?)]),
+        Primitive::Reduce(op, n) => Ok(vec![reduce_rule(op, n, &inputs[0], node, g, s)?]),
+        Primitive::RowNorm(op, n) => Ok(vec![Some(row_norm_rule(op, n, &inputs[0], node, g, s)?)]),
+        Primitive::Matmul => matmul_rule([&inputs[0], &inputs[1]], g, wanted, s),
+        Primitive::Concatenate(axis) => concatenate_rule(axis, inputs, g, s),
+        other => Err(Error::Value(format!(
+            "grad: {} has no derivative yet",
+            other.name()
+        ))),
+    }
+}
+
+/// `g` summed over the axes a broadcast from `shape` added or repeated.
+fn unbroadcast(g: &Array, shape: &[usize], s: Stream) -> Result<Array> {
+    if g.shape() == shape {
+        return Ok(g.clone());
+    }
+    let extra = g.ndim() - shape.len();
+    let repeated = shape
+        .iter()
+        .enumerate()
+        .filter(|&(i, &d)| d == 1 && g.shape()[extra + i] != 1)
+        .map(|(i, _)| extra + i);
+    let axes: Vec<isize> = (0..extra).chain(repeated).map(|a| a as isize).collect();
+    let summed = ops::reduce(ReduceOp::Sum, g, Some(&axes), false, s)?;
+    let dims: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    ops::reshape(&summed, &dims, s)
+}
+
+fn view_rule(view: &View, x: &Array, g: &Array, s: Stream) -> Result<Array> {
+    let dims: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    match view {
+        View::Reshape => ops::reshape(g, &dims, s),
+        View::Transpose(perm) => {
+            let mut inverse = vec![0isize; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inverse[p] = i as isize;
+            }
+            ops::transpose(g, Some(&inverse), s)
+        }
+        View::Broadcast => unbroadcast(g, x.shape(), s),
+        // The slice's cotangent lands where the slice was read; the rest is zero.
+        View::Slice { start, step } => {
+            let zeros = ops::zeros(x.shape(), g.dtype(), s)?;
+            let scatter = Scatter::Slice {
+                start: start.clone(),
+                step: step.clone(),
+            };
+            let inputs = vec![zeros, g.clone()];
+            let shape = x.shape().to_vec();
+            Ok(Array::from_primitive(
+                Primitive::Scatter(scatter),
+                inputs,
+                shape,
+                g.dtype(),
+                s,
+            ))
+        }
+    }
+}
+
+/// `v` (of the kept axes' shape) with `n` axes of extent 1 after them, broadcast to `x`.
+fn spread(v: &Array, n: usize, x: &Array, s: Stream) -> Result<Array> {
+    let kept: Vec<isize> = v
+        .shape()
+        .iter()
+        .map(|&d| d as isize)
+        .chain(std::iter::repeat_n(1, n))
+        .collect();
+    ops::broadcast_to(&ops::reshape(v, &kept, s)?, x.shape(), s)
+}
+
+/// The trailing `n` axes of `x`, for reductions over them.
+fn trailing(n: usize, x: &Array) -> Vec<isize> {
+    (x.ndim() - n..x.ndim()).map(|a| a as isize).collect()
+}
+
+/// A reduction over `x`'s trailing `n` axes: a sum spreads `g` back; `max` and `min` share
+/// it equally among the elements that tie for the result (MLX's convention).
+fn reduce_rule(
+    op: ReduceOp,
+    n: usize,
+    x: &Array,
+    y: &Array,
+    g: &Array,
+    s: Stream,
+) -> Result<Option<Array>> {
+    if !x.dtype().is_float() {
+        return Ok(None);
+    }
+    match op {
+        ReduceOp::Sum => spread(g, n, x, s).map(Some),
+        ReduceOp::Max | ReduceOp::Min => {
+            let hit = ops::binary(BinaryOp::Equal, x, &spread(y, n, x, s)?, s)?;
+            let hit = ops::astype(&hit, g.dtype(), s);
+            let count = ops::reduce(ReduceOp::Sum, &hit, Some(&trailing(n, x)), true, s)?;
+            let share = ops::binary(BinaryOp::Divide, &spread(g, n, x, s)?, &count, s)?;
+            ops::binary(BinaryOp::Multiply, &hit, &share, s).map(Some)
+        }
+        ReduceOp::ArgMax | ReduceOp::ArgMin => Ok(None),
+        ReduceOp::Prod => Err(Error::Value("grad: prod has no derivative yet".into())),
+    }
+}
+
+/// Softmax: `y * (g - sum(g * y))`; logsumexp: `g * exp(x - y)`, over the trailing `n` axes.
+fn row_norm_rule(
+    op: RowNorm,
+    n: usize,
+    x: &Array,
+    y: &Array,
+    g: &Array,
+    s: Stream,
+) -> Result<Array> {
+    let mul = |a: &Array, b: &Array| ops::binary(BinaryOp::Multiply, a, b, s);
+    match op {
+        RowNorm::Softmax => {
+            let dot = ops::reduce(ReduceOp::Sum, &mul(g, y)?, Some(&trailing(n, x)), true, s)?;
+            mul(y, &ops::binary(BinaryOp::Subtract, g, &dot, s)?)
+        }
+        RowNorm::LogSumExp => {
+            let shifted = ops::binary(BinaryOp::Subtract, x, &spread(y, n, x, s)?, s)?;
+            mul(
+                &spread(g, n, x, s)?,
+                &ops::unary(crate::graph::primitive::UnaryOp::Exp, &shifted, s)?,
+            )
+        }
+    }
+}
+
+/// `g @ b^T` and `a^T @ g`, summed back over broadcast batch axes.
+fn matmul_rule(
+    [a, b]: [&Array; 2],
+    g: &Array,
+    wanted: &[bool],
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    let swapped = |m: &Array| {
+        let r = m.ndim() as isize;
+        let mut perm: Vec<isize> = (0..r).collect();
+        perm.swap((r - 1) as usize, (r - 2) as usize);
+        ops::transpose(m, Some(&perm), s)
+    };
+    let ga = match wanted[0] && a.dtype().is_float() {
+        true => Some(unbroadcast(
+            &ops::matmul(g, &swapped(b)?, s)?,
+            a.shape(),
+            s,
+        )?),
+        false => None,
+    };
+    let gb = match wanted[1] && b.dtype().is_float() {
+        true => Some(unbroadcast(
+            &ops::matmul(&swapped(a)?, g, s)?,
+            b.shape(),
+            s,
+        )?),
+        false => None,
+    };
+    Ok(vec![ga, gb])
+}
+
+/// Each input's part of `g` along the axis.
+fn concatenate_rule(
+    axis: usize,
+    inputs: &[Array],
+    g: &Array,
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    let mut offset = 0;
+    inputs
+        .iter()
+        .map(|x| {
+            let len = x.shape()[axis];
+            let mut start = vec![0isize; g.ndim()];
+            let mut stop: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
+            start[axis] = offset as isize;
+            stop[axis] = (offset + len) as isize;
+            offset += len;
+            ops::slice(g, &start, &stop, None, s).map(Some)
+        })
+        .collect()
+}

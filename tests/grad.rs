@@ -1,0 +1,367 @@
+//! Reverse mode (`tandem::transforms::grad`): every rule against central differences of the
+//! function on the CPU, on both devices; MLX's conventions at kinks; broadcasting; memory.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use common::{Rng, gpu_runtime};
+use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
+use tandem::transforms::grad::{value_and_grad, vjp};
+use tandem::{Array, DType, Device, Runtime, ops};
+
+type Fun = dyn Fn(&[Array], Device) -> Array;
+
+fn read(runtime: &Runtime, a: &Array) -> Vec<f32> {
+    pollster::block_on(runtime.read_f32(a)).unwrap()
+}
+
+/// `sum(y * w)` for fixed weights `w`, so that every element's cotangent differs.
+fn weighted(y: &Array, device: Device) -> Array {
+    let n = y.size();
+    let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.25).collect();
+    let w = Array::from_f32(&w, y.shape()).unwrap();
+    let p = ops::binary(BinaryOp::Multiply, y, &w, device).unwrap();
+    ops::reduce(ReduceOp::Sum, &p, None, false, device).unwrap()
+}
+
+/// The gradient of `f` at `xs` on both devices against central differences on the CPU.
+fn check(runtime: &Runtime, what: &str, f: &Fun, xs: &[Array]) {
+    let h = 1e-2f32;
+    let values: Vec<Vec<f32>> = xs.iter().map(|x| read(runtime, x)).collect();
+    let at = |k: usize, i: usize, d: f32| {
+        let moved: Vec<Array> = (0..xs.len())
+            .map(|j| {
+                let mut v = values[j].clone();
+                if j == k {
+                    v[i] += d;
+                }
+                Array::from_f32(&v, xs[j].shape()).unwrap()
+            })
+            .collect();
+        read(runtime, &f(&moved, Device::Cpu))[0] as f64
+    };
+    for device in [Device::Cpu, Device::Gpu] {
+        let (value, grads) = value_and_grad(|v| Ok(f(v, device)), xs).unwrap();
+        let want = read(runtime, &f(xs, Device::Cpu))[0];
+        let got = read(runtime, &value)[0];
+        assert!(
+            (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+            "{what}: value {got} != {want}"
+        );
+        for (k, g) in grads.iter().enumerate() {
+            assert_eq!(g.shape(), xs[k].shape(), "{what}: the gradient's shape");
+            let g = read(runtime, g);
+            for (i, &gi) in g.iter().enumerate() {
+                let numeric = (at(k, i, h) - at(k, i, -h)) / (2.0 * h as f64);
+                let close = (gi as f64 - numeric).abs() <= 2e-2 * numeric.abs().max(1.0);
+                assert!(
+                    close,
+                    "{what} on {device:?}: d/dx{k}[{i}] is {gi}, differences give {numeric}"
+                );
+            }
+        }
+    }
+}
+
+fn uniform(rng: &mut Rng, shape: &[usize], lo: f32, hi: f32) -> Array {
+    let v: Vec<f32> = (0..shape.iter().product())
+        .map(|_| rng.uniform(lo, hi))
+        .collect();
+    Array::from_f32(&v, shape).unwrap()
+}
+
+#[test]
+fn every_unary_rule_matches_central_differences() {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(1);
+    for op in UnaryOp::ALL {
+        if !op.out_dtype(DType::Float32).is_float()
+            || matches!(
+                op,
+                UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sign
+            )
+        {
+            continue;
+        }
+        // Inside every op's domain and away from its kinks.
+        let (lo, hi) = if op == UnaryOp::Arccosh {
+            (1.2, 2.0)
+        } else {
+            (0.2, 0.8)
+        };
+        let x = uniform(&mut rng, &[3, 4], lo, hi);
+        let f = move |v: &[Array], d: Device| weighted(&ops::unary(op, &v[0], d).unwrap(), d);
+        check(&runtime, op.name(), &f, &[x]);
+    }
+}
+
+#[test]
+fn every_binary_rule_matches_central_differences_with_broadcasting() {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(2);
+    for op in BinaryOp::ALL {
+        if !op.out_dtype(DType::Float32).is_float()
+            || matches!(op, BinaryOp::FloorDivide | BinaryOp::Remainder)
+        {
+            continue;
+        }
+        let a = uniform(&mut rng, &[3, 4], 0.5, 1.5);
+        // b broadcasts along the rows; for maximum and minimum it is kept away from a.
+        let b = match op {
+            BinaryOp::Maximum | BinaryOp::Minimum => uniform(&mut rng, &[4], 2.0, 3.0),
+            _ => uniform(&mut rng, &[4], 0.5, 1.5),
+        };
+        let f =
+            move |v: &[Array], d: Device| weighted(&ops::binary(op, &v[0], &v[1], d).unwrap(), d);
+        check(&runtime, op.name(), &f, &[a.clone(), b.clone()]);
+        let f =
+            move |v: &[Array], d: Device| weighted(&ops::binary(op, &v[1], &v[0], d).unwrap(), d);
+        check(&runtime, &format!("{} swapped", op.name()), &f, &[a, b]);
+    }
+}
+
+#[test]
+fn structure_reductions_and_matmul_match_central_differences() {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(3);
+    let x = uniform(&mut rng, &[2, 3, 4], -1.0, 1.0);
+    type Case = (&'static str, Box<Fun>);
+    let cases: Vec<Case> = vec![
+        (
+            "reshape",
+            Box::new(|v, d| weighted(&ops::reshape(&v[0], &[4, 6], d).unwrap(), d)),
+        ),
+        (
+            "transpose",
+            Box::new(|v, d| weighted(&ops::transpose(&v[0], Some(&[2, 0, 1]), d).unwrap(), d)),
+        ),
+        (
+            "slice with a negative step",
+            Box::new(|v, d| {
+                weighted(
+                    &ops::slice(&v[0], &[1, 2, 3], &[2, 0, 0], Some(&[1, -1, -2]), d).unwrap(),
+                    d,
+                )
+            }),
+        ),
+        (
+            "broadcastTo",
+            Box::new(|v, d| weighted(&ops::broadcast_to(&v[0], &[5, 2, 3, 4], d).unwrap(), d)),
+        ),
+        (
+            "sum over two axes",
+            Box::new(|v, d| {
+                weighted(
+                    &ops::reduce(ReduceOp::Sum, &v[0], Some(&[0, 2]), false, d).unwrap(),
+                    d,
+                )
+            }),
+        ),
+        (
+            "mean",
+            Box::new(|v, d| weighted(&ops::mean(&v[0], Some(&[1]), true, d).unwrap(), d)),
+        ),
+        (
+            "max",
+            Box::new(|v, d| {
+                weighted(
+                    &ops::reduce(ReduceOp::Max, &v[0], Some(&[1]), false, d).unwrap(),
+                    d,
+                )
+            }),
+        ),
+        (
+            "min",
+            Box::new(|v, d| {
+                weighted(
+                    &ops::reduce(ReduceOp::Min, &v[0], None, false, d).unwrap(),
+                    d,
+                )
+            }),
+        ),
+        (
+            "softmax",
+            Box::new(|v, d| weighted(&ops::softmax(&v[0], Some(&[-1]), d).unwrap(), d)),
+        ),
+        (
+            "logsumexp",
+            Box::new(|v, d| weighted(&ops::logsumexp(&v[0], Some(&[1, 2]), false, d).unwrap(), d)),
+        ),
+        (
+            "concatenate",
+            Box::new(|v, d| {
+                let parts = [v[0].clone(), ops::unary(UnaryOp::Exp, &v[0], d).unwrap()];
+                weighted(&ops::concatenate(&parts, 1, d).unwrap(), d)
+            }),
+        ),
+        (
+            "where",
+            Box::new(|v, d| {
+                let zero = Array::from_f32(&[0.05], &[]).unwrap();
+                let c = ops::binary(BinaryOp::Greater, &v[0], &zero, d).unwrap();
+                let y = ops::unary(UnaryOp::Exp, &v[0], d).unwrap();
+                weighted(
+                    &ops::where_(&c, &y, &ops::unary(UnaryOp::Sin, &v[0], d).unwrap(), d).unwrap(),
+                    d,
+                )
+            }),
+        ),
+    ];
+    // For max, min and where, elements at least 0.1 apart and 0.05 from where's threshold: a
+    // difference step must not change the winner or the branch.
+    let spread: Vec<f32> = (0..24).map(|i| ((i * 7) % 24) as f32 * 0.1 - 1.2).collect();
+    let distinct = Array::from_f32(&spread, &[2, 3, 4]).unwrap();
+    for (what, f) in &cases {
+        let x = if ["max", "min", "where"].contains(what) {
+            &distinct
+        } else {
+            &x
+        };
+        check(&runtime, what, f.as_ref(), std::slice::from_ref(x));
+    }
+    // A batched matmul with the weight broadcast across the batch, and a 1-D operand.
+    let a = uniform(&mut rng, &[2, 3, 5], -1.0, 1.0);
+    let w = uniform(&mut rng, &[5, 4], -1.0, 1.0);
+    let f = |v: &[Array], d: Device| weighted(&ops::matmul(&v[0], &v[1], d).unwrap(), d);
+    check(&runtime, "matmul", &f, &[a, w.clone()]);
+    let u = uniform(&mut rng, &[5], -1.0, 1.0);
+    check(&runtime, "vector @ matrix", &f, &[u, w]);
+}
+
+/// MLX's conventions where the derivative is not defined: `abs'(0) = 0`, `relu'(0) = 0`, a
+/// tie of `maximum`/`minimum` goes to the second operand (so `clip` at a bound passes
+/// none), and a tie of the `max` reduction shares the gradient equally.
+#[test]
+fn kinks_follow_mlx() {
+    let runtime = gpu_runtime();
+    let grad_of = |f: &dyn Fn(&[Array], Device) -> Array, xs: &[Array], device: Device| {
+        let (_, grads) = value_and_grad(|v| Ok(f(v, device)), xs).unwrap();
+        grads.iter().map(|g| read(&runtime, g)).collect::<Vec<_>>()
+    };
+    let sum = |y: &Array, d: Device| ops::reduce(ReduceOp::Sum, y, None, false, d).unwrap();
+    let x = Array::from_f32(&[0.0, -2.0, 3.0], &[3]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let abs = |v: &[Array], d: Device| sum(&ops::unary(UnaryOp::Abs, &v[0], d).unwrap(), d);
+        assert_eq!(
+            grad_of(&abs, std::slice::from_ref(&x), device),
+            [vec![0.0, -1.0, 1.0]]
+        );
+        let relu = |v: &[Array], d: Device| sum(&ops::unary(UnaryOp::Relu, &v[0], d).unwrap(), d);
+        assert_eq!(
+            grad_of(&relu, std::slice::from_ref(&x), device),
+            [vec![0.0, 0.0, 1.0]]
+        );
+        let tie = [
+            Array::from_f32(&[1.0], &[]).unwrap(),
+            Array::from_f32(&[1.0], &[]).unwrap(),
+        ];
+        let max = |v: &[Array], d: Device| ops::binary(BinaryOp::Maximum, &v[0], &v[1], d).unwrap();
+        assert_eq!(grad_of(&max, &tie, device), [vec![0.0], vec![1.0]]);
+        let min = |v: &[Array], d: Device| ops::binary(BinaryOp::Minimum, &v[0], &v[1], d).unwrap();
+        assert_eq!(grad_of(&min, &tie, device), [vec![0.0], vec![1.0]]);
+        let lo = Array::from_f32(&[0.0], &[]).unwrap();
+        let clip =
+            move |v: &[Array], d: Device| sum(&ops::clip(&v[0], Some(&lo), None, d).unwrap(), d);
+        assert_eq!(
+            grad_of(&clip, std::slice::from_ref(&x), device),
+            [vec![0.0, 0.0, 1.0]]
+        );
+        let ties = Array::from_f32(&[2.0, 5.0, 5.0, 1.0], &[4]).unwrap();
+        let rmax =
+            |v: &[Array], d: Device| ops::reduce(ReduceOp::Max, &v[0], None, false, d).unwrap();
+        assert_eq!(grad_of(&rmax, &[ties], device), [vec![0.0, 0.5, 0.5, 0.0]]);
+    }
+}
+
+/// The floor division has a zero derivative; the remainder passes `g` to `a` and
+/// `-g * floor(a / b)` to `b`. Integer inputs and outputs carry no gradient, a primal the
+/// output does not read gets zeros, and a float16 primal gets a float16 gradient.
+#[test]
+fn integers_unused_primals_and_half_precision() {
+    let runtime = gpu_runtime();
+    let a = Array::from_f32(&[7.5, -3.0], &[2]).unwrap();
+    let b = Array::from_f32(&[2.0, 2.0], &[2]).unwrap();
+    for device in [Device::Cpu, Device::Gpu] {
+        let sum = |y: &Array| ops::reduce(ReduceOp::Sum, y, None, false, device).unwrap();
+        let (_, g) = value_and_grad(
+            |v| {
+                Ok(sum(&ops::binary(
+                    BinaryOp::Remainder,
+                    &v[0],
+                    &v[1],
+                    device,
+                )?))
+            },
+            &[a.clone(), b.clone()],
+        )
+        .unwrap();
+        assert_eq!(read(&runtime, &g[0]), [1.0, 1.0]);
+        assert_eq!(read(&runtime, &g[1]), [-3.0, 2.0]);
+        let (_, g) = value_and_grad(
+            |v| {
+                let i = ops::astype(&v[0], DType::Int32, device);
+                let back = ops::astype(&i, DType::Float32, device);
+                Ok(sum(&ops::binary(BinaryOp::Multiply, &back, &v[0], device)?))
+            },
+            &[a.clone(), b.clone()],
+        )
+        .unwrap();
+        // Through the int32 cast nothing flows: d/da (int(a) * a) = int(a).
+        assert_eq!(read(&runtime, &g[0]), [7.0, -3.0]);
+        assert_eq!(read(&runtime, &g[1]), [0.0, 0.0], "b is not read");
+        let h = ops::astype(&a, DType::Float16, device);
+        let (_, g) = value_and_grad(
+            |v| Ok(sum(&ops::binary(BinaryOp::Multiply, &v[0], &v[0], device)?)),
+            &[h],
+        )
+        .unwrap();
+        assert_eq!(g[0].dtype(), DType::Float16);
+        let g = ops::astype(&g[0], DType::Float32, device);
+        assert_eq!(read(&runtime, &g), [15.0, -6.0]);
+    }
+}
+
+/// `vjp` with a cotangent per output, a primal passed twice getting two gradients, clear
+/// errors for a cotangent of the wrong shape or a non-scalar loss, and memory exact after.
+#[test]
+fn vjp_takes_cotangents_and_leaves_memory_exact() {
+    use tandem::memory::{Scope, stats};
+    let runtime = gpu_runtime();
+    let active = || stats().active_bytes.get(Scope::All).current;
+    let x = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+    let mut before = 0;
+    // The first round leaves x a copy on the GPU, which it keeps; the second must add nothing.
+    for (round, device) in [
+        (0, Device::Cpu),
+        (0, Device::Gpu),
+        (1, Device::Cpu),
+        (1, Device::Gpu),
+    ] {
+        if round == 1 && device == Device::Cpu {
+            pollster::block_on(runtime.synchronize()).unwrap();
+            before = active();
+        }
+        let c = Array::from_f32(&[1.0, 0.0, 2.0], &[3]).unwrap();
+        let (outs, grads) = vjp(
+            |v| Ok(vec![ops::binary(BinaryOp::Multiply, &v[0], &v[1], device)?]),
+            &[x.clone(), x.clone()],
+            &[c],
+        )
+        .unwrap();
+        assert_eq!(read(&runtime, &outs[0]), [1.0, 4.0, 9.0]);
+        assert_eq!(read(&runtime, &grads[0]), [1.0, 0.0, 6.0]);
+        assert_eq!(read(&runtime, &grads[1]), [1.0, 0.0, 6.0]);
+        let wrong = Array::from_f32(&[1.0], &[1]).unwrap();
+        let err = vjp(
+            |v| Ok(vec![v[0].clone()]),
+            std::slice::from_ref(&x),
+            &[wrong],
+        );
+        assert!(format!("{:?}", err.unwrap_err()).contains("cotangent 0 has shape"));
+        let err = value_and_grad(|v| Ok(v[0].clone()), std::slice::from_ref(&x));
+        assert!(format!("{:?}", err.unwrap_err()).contains("must return one element"));
+    }
+    pollster::block_on(runtime.synchronize()).unwrap();
+    assert_eq!(active(), before, "nothing is left behind");
+}
