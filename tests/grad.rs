@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Rng, gpu_runtime};
-use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
-use tandem::transforms::grad::{value_and_grad, vjp};
+use tandem::graph::primitive::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
+use tandem::transforms::grad::{jvp, value_and_grad, vjp};
 use tandem::{Array, DType, Device, Runtime, ops};
 
 type Fun = dyn Fn(&[Array], Device) -> Array;
@@ -220,6 +220,47 @@ fn structure_reductions_and_matmul_match_central_differences() {
         };
         check(&runtime, what, f.as_ref(), std::slice::from_ref(x));
     }
+    // The norms with their weight and bias, the gather (repeated and negative indices, and
+    // indices broadcast against x), and running sums each way.
+    let (w, b) = (
+        uniform(&mut rng, &[4], 0.5, 1.5),
+        uniform(&mut rng, &[4], -0.5, 0.5),
+    );
+    let layer = |v: &[Array], d: Device| {
+        weighted(
+            &ops::fast::layer_norm(&v[0], Some(&v[1]), Some(&v[2]), 1e-5, d).unwrap(),
+            d,
+        )
+    };
+    check(&runtime, "layerNorm", &layer, &[x.clone(), w.clone(), b]);
+    let rms = |v: &[Array], d: Device| {
+        weighted(
+            &ops::fast::rms_norm(&v[0], Some(&v[1]), 1e-5, d).unwrap(),
+            d,
+        )
+    };
+    check(&runtime, "rmsNorm", &rms, &[x.clone(), w]);
+    let idx = Array::from_slice(&[0i32, -1, 2, 0, 3, 3], &[1, 6, 1]).unwrap();
+    let gather = move |v: &[Array], d: Device| {
+        weighted(&ops::take_along_axis(&v[0], &idx, Some(1), d).unwrap(), d)
+    };
+    check(&runtime, "takeAlongAxis", &gather, std::slice::from_ref(&x));
+    let rows = Array::from_slice(&[2i32, 0, 2], &[3]).unwrap();
+    let take =
+        move |v: &[Array], d: Device| weighted(&ops::take(&v[0], &rows, Some(2), d).unwrap(), d);
+    check(&runtime, "take", &take, std::slice::from_ref(&x));
+    for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
+        let cumsum = move |v: &[Array], d: Device| {
+            let y = ops::scan(ScanOp::Sum, &v[0], Some(1), reverse, inclusive, d).unwrap();
+            weighted(&y, d)
+        };
+        check(
+            &runtime,
+            &format!("cumsum reverse {reverse} inclusive {inclusive}"),
+            &cumsum,
+            std::slice::from_ref(&x),
+        );
+    }
     // A batched matmul with the weight broadcast across the batch, and a 1-D operand.
     let a = uniform(&mut rng, &[2, 3, 5], -1.0, 1.0);
     let w = uniform(&mut rng, &[5, 4], -1.0, 1.0);
@@ -364,4 +405,123 @@ fn vjp_takes_cotangents_and_leaves_memory_exact() {
     }
     pollster::block_on(runtime.synchronize()).unwrap();
     assert_eq!(active(), before, "nothing is left behind");
+}
+
+/// Transforms compose: the gradient of a gradient, and `jvp` (the transpose of reverse mode)
+/// with a tangent per primal, on both devices.
+#[test]
+fn second_derivatives_and_jvp() {
+    let runtime = gpu_runtime();
+    let xs = [0.3f32, -1.2, 2.0];
+    let x = Array::from_f32(&xs, &[3]).unwrap();
+    let y = Array::from_f32(&[0.5, 1.5, -2.0], &[3]).unwrap();
+    for d in [Device::Cpu, Device::Gpu] {
+        let sum = |v: &Array| ops::reduce(ReduceOp::Sum, v, None, false, d);
+        let mul = |a: &Array, b: &Array| ops::binary(BinaryOp::Multiply, a, b, d);
+        // f = sum(sin(x) * x); f' = cos(x) x + sin(x); f'' = 2 cos(x) - sin(x) x.
+        let f = |v: &[Array]| sum(&mul(&ops::unary(UnaryOp::Sin, &v[0], d)?, &v[0])?);
+        let df = |v: &[Array]| {
+            let (_, g) = value_and_grad(f, v)?;
+            sum(&g[0])
+        };
+        let (_, g2) = value_and_grad(df, std::slice::from_ref(&x)).unwrap();
+        let want: Vec<f32> = xs.iter().map(|&v| 2.0 * v.cos() - v.sin() * v).collect();
+        let got = read(&runtime, &g2[0]);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-4, "{d:?}: f'' {got:?}, want {want:?}");
+        }
+        // jvp of (sin(x), x * y) at tangents (t, s): (cos(x) t, t y + x s).
+        let t = Array::from_f32(&[1.0, 2.0, 3.0], &[3]).unwrap();
+        let s = Array::from_f32(&[-1.0, 0.5, 0.0], &[3]).unwrap();
+        let two = |v: &[Array]| {
+            Ok(vec![
+                ops::unary(UnaryOp::Sin, &v[0], d)?,
+                mul(&v[0], &v[1])?,
+            ])
+        };
+        let (outs, tangents) = jvp(two, &[x.clone(), y.clone()], &[t, s]).unwrap();
+        assert_eq!(outs.len(), 2);
+        let got = read(&runtime, &tangents[0]);
+        for (i, g) in got.iter().enumerate() {
+            let w = xs[i].cos() * (i + 1) as f32;
+            assert!((g - w).abs() < 1e-5, "{d:?}: jvp of sin {got:?}");
+        }
+        assert_eq!(
+            read(&runtime, &tangents[1]),
+            [0.5 - 0.3, 3.0 + 1.2 * -0.5, -6.0]
+        );
+    }
+}
+
+/// A small MLP learns a target with plain gradient descent through `value_and_grad` on both
+/// devices: matmul, bias, tanh, a softmax cross-entropy (logsumexp and the gathered label)
+/// all differentiate together, the loss falls, and memory is back where it was after.
+#[test]
+fn an_mlp_trains_by_gradient_descent() {
+    use tandem::memory::{Scope, stats};
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(9);
+    let (n, din, hidden, classes) = (32, 4, 16, 3);
+    let x = uniform(&mut rng, &[n, din], -1.0, 1.0);
+    let xs = read(&runtime, &x);
+    // The label of a row is which of its first three features is largest.
+    let labels: Vec<i32> = (0..n)
+        .map(|r| {
+            (0..3)
+                .max_by(|&a, &b| xs[r * din + a].total_cmp(&xs[r * din + b]))
+                .unwrap() as i32
+        })
+        .collect();
+    let labels = Array::from_slice(&labels, &[n, 1]).unwrap();
+    // The data's GPU copies (which it keeps) are made before memory is measured.
+    let g = Device::Gpu;
+    let touch = [
+        ops::add(&x, &x, g).unwrap(),
+        ops::add(&labels, &labels, g).unwrap(),
+    ];
+    pollster::block_on(runtime.evaluate(&touch)).unwrap();
+    drop(touch);
+    for d in [Device::Cpu, Device::Gpu] {
+        pollster::block_on(runtime.synchronize()).unwrap();
+        let before = stats().active_bytes.get(Scope::All).current;
+        let mut params = vec![
+            uniform(&mut rng, &[din, hidden], -0.5, 0.5),
+            uniform(&mut rng, &[hidden], -0.1, 0.1),
+            uniform(&mut rng, &[hidden, classes], -0.5, 0.5),
+            uniform(&mut rng, &[classes], -0.1, 0.1),
+        ];
+        let loss_of = |p: &[Array]| -> tandem::Result<Array> {
+            let h = ops::add(&ops::matmul(&x, &p[0], d)?, &p[1], d)?;
+            let h = ops::unary(UnaryOp::Tanh, &h, d)?;
+            let logits = ops::add(&ops::matmul(&h, &p[2], d)?, &p[3], d)?;
+            let lse = ops::logsumexp(&logits, Some(&[-1]), true, d)?;
+            let picked = ops::take_along_axis(&logits, &labels, Some(1), d)?;
+            let nll = ops::binary(BinaryOp::Subtract, &lse, &picked, d)?;
+            ops::mean(&nll, None, false, d)
+        };
+        let mut losses = Vec::new();
+        for _ in 0..60 {
+            let (loss, grads) = value_and_grad(loss_of, &params).unwrap();
+            let rate = Array::from_f32(&[0.5], &[]).unwrap();
+            params = params
+                .iter()
+                .zip(&grads)
+                .map(|(p, g)| {
+                    let step = ops::binary(BinaryOp::Multiply, g, &rate, d).unwrap();
+                    ops::binary(BinaryOp::Subtract, p, &step, d).unwrap()
+                })
+                .collect();
+            pollster::block_on(runtime.evaluate(&params)).unwrap();
+            losses.push(read(&runtime, &loss)[0]);
+        }
+        let (first, last) = (losses[0], *losses.last().unwrap());
+        assert!(
+            last < 0.5 * first,
+            "{d:?}: the loss went from {first} to {last}: {losses:?}"
+        );
+        drop(params);
+        pollster::block_on(runtime.synchronize()).unwrap();
+        let after = stats().active_bytes.get(Scope::All).current;
+        assert_eq!(after, before, "{d:?}: every step's arrays are gone");
+    }
 }

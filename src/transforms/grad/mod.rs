@@ -73,6 +73,42 @@ pub fn value_and_grad(
     Ok((y, grads))
 }
 
+/// The outputs of `fun` at `primals` and their tangents for the primals' `tangents` (one per
+/// primal, of its shape): MLX's `jvp`. Built on reverse mode by the transpose trick: the map
+/// from output cotangents `c` to `vjp(fun, primals, c)` is linear, and its own vjp at the
+/// tangents is the Jacobian times the tangents. So every op with a reverse rule has a forward
+/// one, with the same conventions, at the cost of a second forward pass.
+pub fn jvp(
+    fun: impl Fn(&[Array]) -> Result<Vec<Array>>,
+    primals: &[Array],
+    tangents: &[Array],
+) -> Result<(Vec<Array>, Vec<Array>)> {
+    if primals.len() != tangents.len() {
+        return Err(Error::Value(format!(
+            "jvp: {} primals but {} tangents",
+            primals.len(),
+            tangents.len()
+        )));
+    }
+    for (k, (x, t)) in primals.iter().zip(tangents).enumerate() {
+        if x.shape() != t.shape() {
+            return Err(Error::Shape(format!(
+                "jvp: tangent {k} has shape {:?}, but primal {k} has shape {:?}",
+                t.shape(),
+                x.shape()
+            )));
+        }
+    }
+    let outputs = fun(&primals.iter().map(stand_in).collect::<Vec<_>>())?;
+    let seeds = outputs
+        .iter()
+        .map(|y| ops::zeros(y.shape(), y.dtype(), y.stream()))
+        .collect::<Result<Vec<_>>>()?;
+    let pullback = |cs: &[Array]| vjp(&fun, primals, cs).map(|(_, grads)| grads);
+    let (_, tangents_out) = vjp(pullback, &seeds, tangents)?;
+    Ok((outputs, tangents_out))
+}
+
 /// A node that is `x` (a view of it, sharing its data) but is not `x`: the walk stops there,
 /// and a primal passed twice gets two gradients.
 fn stand_in(x: &Array) -> Array {

@@ -4,8 +4,11 @@
 //! A primitive without a rule yet is an error that names it, never a wrong gradient.
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::graph::primitive::{BinaryOp, Primitive, ReduceOp, RowNorm, Scatter, View};
+use crate::graph::primitive::{
+    BinaryOp, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
+};
 use crate::ops;
 use crate::stream::Stream;
 
@@ -43,6 +46,36 @@ pub(super) fn input_cotangents(
         Primitive::RowNorm(op, n) => Ok(vec![Some(row_norm_rule(op, n, &inputs[0], node, g, s)?)]),
         Primitive::Matmul => matmul_rule([&inputs[0], &inputs[1]], g, wanted, s),
         Primitive::Concatenate(axis) => concatenate_rule(axis, inputs, g, s),
+        Primitive::Norm {
+            rms,
+            weight,
+            bias,
+            eps,
+        } => {
+            let kind = NormKind {
+                rms,
+                weight,
+                bias,
+                eps: f32::from_bits(eps),
+            };
+            norm_rule(kind, inputs, g, wanted, s)
+        }
+        Primitive::Gather(axis) => Ok(vec![Some(gather_rule(axis, inputs, g, s)?), None]),
+        Primitive::Scan {
+            op: ScanOp::Sum,
+            reverse,
+            inclusive,
+        } => {
+            // A running sum's transpose runs the other way.
+            let scan = Primitive::Scan {
+                op: ScanOp::Sum,
+                reverse: !reverse,
+                inclusive,
+            };
+            let shape = g.shape().to_vec();
+            let gx = Array::from_primitive(scan, vec![g.clone()], shape, g.dtype(), s);
+            Ok(vec![inputs[0].dtype().is_float().then_some(gx)])
+        }
         other => Err(Error::Value(format!(
             "grad: {} has no derivative yet",
             other.name()
@@ -219,4 +252,112 @@ fn concatenate_rule(
             ops::slice(g, &start, &stop, None, s).map(Some)
         })
         .collect()
+}
+
+/// `fast.layerNorm` or `rmsNorm`'s parameters.
+struct NormKind {
+    rms: bool,
+    weight: bool,
+    bias: bool,
+    eps: f32,
+}
+
+/// The norm over the last axis, `y = x̂ w + b` with `x̂ = (x - mean) r` (no mean for RMS) and
+/// `r = 1 / sqrt(var + eps)`: `x̂` and `r` are recomputed from `x`, then
+/// `gx = r (ĝ - mean(ĝ) - x̂ mean(ĝ x̂))` (RMS: without `mean(ĝ)`) for `ĝ = g w`,
+/// `gw = sum(g x̂)` and `gb = sum(g)` over the rows.
+fn norm_rule(
+    kind: NormKind,
+    inputs: &[Array],
+    g: &Array,
+    wanted: &[bool],
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    let x = &inputs[0];
+    let bin = |op, a: &Array, b: &Array| ops::binary(op, a, b, s);
+    let last = [-1isize];
+    let mean = |v: &Array| ops::mean(v, Some(&last), true, s);
+    let centered = match kind.rms {
+        true => x.clone(),
+        false => bin(BinaryOp::Subtract, x, &mean(x)?)?,
+    };
+    let eps = ops::creation::scalar(f64::from(kind.eps), x.dtype())?;
+    let var = mean(&bin(BinaryOp::Multiply, &centered, &centered)?)?;
+    let r = ops::unary(UnaryOp::Rsqrt, &bin(BinaryOp::Add, &var, &eps)?, s)?;
+    let normed = bin(BinaryOp::Multiply, &centered, &r)?;
+    let weight = kind.weight.then(|| &inputs[1]);
+    let gn = match weight {
+        Some(w) => bin(BinaryOp::Multiply, g, w)?,
+        None => g.clone(),
+    };
+    let mut inner = bin(
+        BinaryOp::Multiply,
+        &normed,
+        &mean(&bin(BinaryOp::Multiply, &gn, &normed)?)?,
+    )?;
+    if !kind.rms {
+        inner = bin(BinaryOp::Add, &inner, &mean(&gn)?)?;
+    }
+    let gx = bin(
+        BinaryOp::Multiply,
+        &r,
+        &bin(BinaryOp::Subtract, &gn, &inner)?,
+    )?;
+    let mut grads = vec![Some(gx)];
+    let row = |v: Array, k: usize| match wanted[k] {
+        true => unbroadcast(&v, inputs[k].shape(), s).map(Some),
+        false => Ok(None),
+    };
+    if kind.weight {
+        grads.push(row(bin(BinaryOp::Multiply, g, &normed)?, 1)?);
+    }
+    if kind.bias {
+        grads.push(row(g.clone(), grads.len())?);
+    }
+    Ok(grads)
+}
+
+/// `take_along_axis`'s transpose, by one-hot rows (a documented fallback until a scatter-add
+/// primitive exists): each index, normalized as the gather reads it (negative from the end,
+/// the rest clamped), marks one of the axis's `n` positions, and `g` is summed into them.
+/// Its memory is the gathered shape times `n`.
+fn gather_rule(axis: usize, inputs: &[Array], g: &Array, s: Stream) -> Result<Array> {
+    let (x, indices) = (&inputs[0], &inputs[1]);
+    let n = x.shape()[axis];
+    let int = |v: f64| ops::creation::scalar(v, DType::Int32);
+    let idx = ops::astype(indices, DType::Int32, s);
+    let below = ops::binary(BinaryOp::Less, &idx, &int(0.0)?, s)?;
+    let wrapped = ops::where_(
+        &below,
+        &ops::binary(BinaryOp::Add, &idx, &int(n as f64)?, s)?,
+        &idx,
+        s,
+    )?;
+    let top = ops::binary(
+        BinaryOp::Minimum,
+        &wrapped,
+        &int(n.saturating_sub(1) as f64)?,
+        s,
+    )?;
+    let idx = ops::binary(BinaryOp::Maximum, &top, &int(0.0)?, s)?;
+    let positions = ops::arange(0.0, n as f64, 1.0, DType::Int32, s)?;
+    let hot = ops::binary(
+        BinaryOp::Equal,
+        &ops::expand_dims(&idx, &[-1], s)?,
+        &positions,
+        s,
+    )?;
+    let hot = ops::astype(&hot, g.dtype(), s);
+    let spread = ops::binary(BinaryOp::Multiply, &ops::expand_dims(g, &[-1], s)?, &hot, s)?;
+    let summed = ops::reduce(ReduceOp::Sum, &spread, Some(&[axis as isize]), true, s)?;
+    // [..., 1 (the axis), ..., n] to [..., n, ..., 1], then drop the last axis.
+    let rank = summed.ndim();
+    let mut perm: Vec<isize> = (0..rank as isize).collect();
+    perm.swap(axis, rank - 1);
+    let moved = ops::transpose(&summed, Some(&perm), s)?;
+    let dims: Vec<isize> = moved.shape()[..rank - 1]
+        .iter()
+        .map(|&d| d as isize)
+        .collect();
+    unbroadcast(&ops::reshape(&moved, &dims, s)?, x.shape(), s)
 }
