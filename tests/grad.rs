@@ -7,6 +7,7 @@ mod common;
 
 use common::{Rng, gpu_runtime};
 use tandem::graph::primitive::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
+use tandem::ops::conv::ConvParams;
 use tandem::transforms::grad::{jvp, value_and_grad, vjp};
 use tandem::{Array, DType, Device, Runtime, ops};
 
@@ -260,6 +261,57 @@ fn structure_reductions_and_matmul_match_central_differences() {
             &cumsum,
             std::slice::from_ref(&x),
         );
+    }
+    // Products (and a zero among the factors), sorts, a slice update and a convolution.
+    let prod = |v: &[Array], d: Device| {
+        weighted(
+            &ops::reduce(ReduceOp::Prod, &v[0], Some(&[1, 2]), false, d).unwrap(),
+            d,
+        )
+    };
+    check(&runtime, "prod", &prod, std::slice::from_ref(&distinct));
+    let zeroed = Array::from_f32(&[2.0, 0.0, 3.0, 0.5, 0.0, 0.0], &[2, 3]).unwrap();
+    let (_, g) = value_and_grad(
+        |v| {
+            ops::reduce(ReduceOp::Prod, &v[0], Some(&[1]), false, Device::Cpu)
+                .and_then(|y| ops::reduce(ReduceOp::Sum, &y, None, false, Device::Cpu))
+        },
+        &[zeroed],
+    )
+    .unwrap();
+    assert_eq!(
+        read(&runtime, &g[0]),
+        [0.0, 6.0, 0.0, 0.0, 0.0, 0.0],
+        "prod with zeros"
+    );
+    let sort = |v: &[Array], d: Device| weighted(&ops::sort(&v[0], Some(1), d).unwrap(), d);
+    check(&runtime, "sort", &sort, std::slice::from_ref(&distinct));
+    let topk = |v: &[Array], d: Device| weighted(&ops::topk(&v[0], 2, Some(-1), d).unwrap(), d);
+    check(&runtime, "topk", &topk, std::slice::from_ref(&distinct));
+    let update = uniform(&mut rng, &[2, 1, 2], -1.0, 1.0);
+    let slice_update = |v: &[Array], d: Device| {
+        let y =
+            ops::slice_update(&v[0], &v[1], &[0, 1, 0], &[2, 2, 4], Some(&[1, 1, 2]), d).unwrap();
+        weighted(&ops::unary(UnaryOp::Exp, &y, d).unwrap(), d)
+    };
+    check(&runtime, "sliceUpdate", &slice_update, &[x.clone(), update]);
+    let image = uniform(&mut rng, &[2, 5, 6, 3], -1.0, 1.0);
+    let kernel = uniform(&mut rng, &[4, 3, 3, 3], -0.5, 0.5);
+    for (stride, padding, dilation) in [(1, 1, 1), (2, 1, 1), (1, 2, 2)] {
+        let params = ConvParams {
+            stride: vec![stride; 2],
+            padding: vec![padding; 2],
+            dilation: vec![dilation; 2],
+            groups: 1,
+        };
+        let conv = move |v: &[Array], d: Device| {
+            weighted(
+                &ops::conv::conv("conv2d", &v[0], &v[1], &params, d).unwrap(),
+                d,
+            )
+        };
+        let what = format!("conv2d stride {stride} padding {padding} dilation {dilation}");
+        check(&runtime, &what, &conv, &[image.clone(), kernel.clone()]);
     }
     // A batched matmul with the weight broadcast across the batch, and a 1-D operand.
     let a = uniform(&mut rng, &[2, 3, 5], -1.0, 1.0);
@@ -523,5 +575,30 @@ fn an_mlp_trains_by_gradient_descent() {
         pollster::block_on(runtime.synchronize()).unwrap();
         let after = stats().active_bytes.get(Scope::All).current;
         assert_eq!(after, before, "{d:?}: every step's arrays are gone");
+    }
+}
+
+/// `stop_gradient` passes values and stops gradients: `d/dx (x * stop(x)) = x`, and a
+/// stopped branch contributes nothing to the second derivative either.
+#[test]
+fn stop_gradient_passes_values_but_no_gradient() {
+    let runtime = gpu_runtime();
+    let x = Array::from_f32(&[1.5, -2.0], &[2]).unwrap();
+    for d in [Device::Cpu, Device::Gpu] {
+        let sum = |v: &Array| ops::reduce(ReduceOp::Sum, v, None, false, d);
+        let f = |v: &[Array]| {
+            sum(&ops::binary(
+                BinaryOp::Multiply,
+                &v[0],
+                &ops::stop_gradient(&v[0], d),
+                d,
+            )?)
+        };
+        let (value, g) = value_and_grad(f, std::slice::from_ref(&x)).unwrap();
+        assert_eq!(read(&runtime, &value), [1.5 * 1.5 + 4.0]);
+        assert_eq!(read(&runtime, &g[0]), [1.5, -2.0]);
+        let stopped = |v: &[Array]| sum(&ops::stop_gradient(&v[0], d));
+        let (_, g) = value_and_grad(stopped, std::slice::from_ref(&x)).unwrap();
+        assert_eq!(read(&runtime, &g[0]), [0.0, 0.0]);
     }
 }

@@ -28,7 +28,7 @@ pub use reduce::{logsumexp, mean, reduce, softmax};
 pub use scan::scan;
 pub use shape::{
     SplitAt, broadcast_to, concatenate, expand_dims, flatten, reshape, slice, split, squeeze,
-    stack, transpose,
+    stack, stop_gradient, transpose,
 };
 pub use sort::{argsort, sort, topk};
 pub use statistics::{all, any, std, var};

@@ -21,6 +21,12 @@ fn view(x: &Array, view: View, shape: Vec<usize>, stream: impl Into<Stream>) -> 
     )
 }
 
+/// `x` itself (a view of its data), with no gradient flowing back through it: MLX's
+/// `stop_gradient`.
+pub fn stop_gradient(x: &Array, stream: impl Into<Stream>) -> Array {
+    view(x, View::StopGradient, x.shape().to_vec(), stream)
+}
+
 /// `x` with `shape`; one entry may be -1 and is inferred.
 pub fn reshape(x: &Array, shape: &[isize], stream: impl Into<Stream>) -> Result<Array> {
     let stream: Stream = stream.into();

@@ -214,6 +214,8 @@ pub enum View {
     Broadcast,
     /// Per axis, the first index taken and the step (negative steps walk backwards).
     Slice { start: Vec<usize>, step: Vec<isize> },
+    /// The input unchanged, through which no gradient flows (MLX's `stop_gradient`).
+    StopGradient,
 }
 
 impl View {
@@ -233,6 +235,7 @@ impl View {
                 offset: layout.offset,
             }),
             View::Slice { start, step } => Some(slice_view(layout, start, step)),
+            View::StopGradient => Some(layout.clone()),
         }
     }
 }
@@ -378,6 +381,7 @@ impl Primitive {
             Primitive::View(View::Transpose(_)) => "transpose",
             Primitive::View(View::Broadcast) => "broadcastTo",
             Primitive::View(View::Slice { .. }) => "slice",
+            Primitive::View(View::StopGradient) => "stopGradient",
             Primitive::Fused(_) => "fused",
         }
     }

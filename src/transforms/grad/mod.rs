@@ -10,6 +10,7 @@
 //! gets zeros.
 
 mod elementwise;
+mod indexing;
 mod rules;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

@@ -4,7 +4,6 @@
 //! A primitive without a rule yet is an error that names it, never a wrong gradient.
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{
     BinaryOp, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
@@ -12,7 +11,7 @@ use crate::graph::primitive::{
 use crate::ops;
 use crate::stream::Stream;
 
-use super::elementwise;
+use super::{elementwise, indexing};
 
 /// The cotangents of `node`'s `inputs` (`None`: none flows there) for its cotangent `g`;
 /// only those `wanted` need be made.
@@ -41,11 +40,25 @@ pub(super) fn input_cotangents(
             let gx = back(float(&inputs[1], gx), &inputs[1])?;
             Ok(vec![None, gx, back(float(&inputs[2], gy), &inputs[2])?])
         }
+        Primitive::View(View::StopGradient) => Ok(vec![None]),
         Primitive::View(view) => Ok(vec![Some(view_rule(&view, &inputs[0], g, s)?)]),
         Primitive::Reduce(op, n) => Ok(vec![reduce_rule(op, n, &inputs[0], node, g, s)?]),
         Primitive::RowNorm(op, n) => Ok(vec![Some(row_norm_rule(op, n, &inputs[0], node, g, s)?)]),
         Primitive::Matmul => matmul_rule([&inputs[0], &inputs[1]], g, wanted, s),
-        Primitive::Concatenate(axis) => concatenate_rule(axis, inputs, g, s),
+        other => moving_cotangents(other, inputs, g, wanted, s),
+    }
+}
+
+/// [`input_cotangents`] of the primitives that move elements, the norm and the running sum.
+fn moving_cotangents(
+    primitive: Primitive,
+    inputs: &[Array],
+    g: &Array,
+    wanted: &[bool],
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    match primitive {
+        Primitive::Concatenate(axis) => indexing::concatenate(axis, inputs, g, s),
         Primitive::Norm {
             rms,
             weight,
@@ -60,7 +73,26 @@ pub(super) fn input_cotangents(
             };
             norm_rule(kind, inputs, g, wanted, s)
         }
-        Primitive::Gather(axis) => Ok(vec![Some(gather_rule(axis, inputs, g, s)?), None]),
+        Primitive::Gather(axis) => {
+            let gx = indexing::scattered(axis, &inputs[0], &inputs[1], g, s)?;
+            Ok(vec![Some(gx), None])
+        }
+        Primitive::Sort {
+            indices: false,
+            descending,
+            keep,
+        } => Ok(vec![Some(indexing::sorted(
+            &inputs[0],
+            (descending, keep),
+            g,
+            s,
+        )?)]),
+        Primitive::Scatter(Scatter::Slice { start, step }) => {
+            indexing::slice_update(&inputs[1], (&start, &step), g, s)
+        }
+        Primitive::Patches(patches) => {
+            Ok(vec![Some(indexing::patches(&patches, &inputs[0], g, s)?)])
+        }
         Primitive::Scan {
             op: ScanOp::Sum,
             reverse,
@@ -84,7 +116,7 @@ pub(super) fn input_cotangents(
 }
 
 /// `g` summed over the axes a broadcast from `shape` added or repeated.
-fn unbroadcast(g: &Array, shape: &[usize], s: Stream) -> Result<Array> {
+pub(super) fn unbroadcast(g: &Array, shape: &[usize], s: Stream) -> Result<Array> {
     if g.shape() == shape {
         return Ok(g.clone());
     }
@@ -113,22 +145,8 @@ fn view_rule(view: &View, x: &Array, g: &Array, s: Stream) -> Result<Array> {
         }
         View::Broadcast => unbroadcast(g, x.shape(), s),
         // The slice's cotangent lands where the slice was read; the rest is zero.
-        View::Slice { start, step } => {
-            let zeros = ops::zeros(x.shape(), g.dtype(), s)?;
-            let scatter = Scatter::Slice {
-                start: start.clone(),
-                step: step.clone(),
-            };
-            let inputs = vec![zeros, g.clone()];
-            let shape = x.shape().to_vec();
-            Ok(Array::from_primitive(
-                Primitive::Scatter(scatter),
-                inputs,
-                shape,
-                g.dtype(),
-                s,
-            ))
-        }
+        View::Slice { start, step } => indexing::placed(x.shape(), (start, step), g, s),
+        View::StopGradient => unreachable!("input_cotangents gives a stopped gradient none"),
     }
 }
 
@@ -171,7 +189,7 @@ fn reduce_rule(
             ops::binary(BinaryOp::Multiply, &hit, &share, s).map(Some)
         }
         ReduceOp::ArgMax | ReduceOp::ArgMin => Ok(None),
-        ReduceOp::Prod => Err(Error::Value("grad: prod has no derivative yet".into())),
+        ReduceOp::Prod => prod_rule(n, x, g, s).map(Some),
     }
 }
 
@@ -230,28 +248,6 @@ fn matmul_rule(
         false => None,
     };
     Ok(vec![ga, gb])
-}
-
-/// Each input's part of `g` along the axis.
-fn concatenate_rule(
-    axis: usize,
-    inputs: &[Array],
-    g: &Array,
-    s: Stream,
-) -> Result<Vec<Option<Array>>> {
-    let mut offset = 0;
-    inputs
-        .iter()
-        .map(|x| {
-            let len = x.shape()[axis];
-            let mut start = vec![0isize; g.ndim()];
-            let mut stop: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
-            start[axis] = offset as isize;
-            stop[axis] = (offset + len) as isize;
-            offset += len;
-            ops::slice(g, &start, &stop, None, s).map(Some)
-        })
-        .collect()
 }
 
 /// `fast.layerNorm` or `rmsNorm`'s parameters.
@@ -317,47 +313,21 @@ fn norm_rule(
     Ok(grads)
 }
 
-/// `take_along_axis`'s transpose, by one-hot rows (a documented fallback until a scatter-add
-/// primitive exists): each index, normalized as the gather reads it (negative from the end,
-/// the rest clamped), marks one of the axis's `n` positions, and `g` is summed into them.
-/// Its memory is the gathered shape times `n`.
-fn gather_rule(axis: usize, inputs: &[Array], g: &Array, s: Stream) -> Result<Array> {
-    let (x, indices) = (&inputs[0], &inputs[1]);
-    let n = x.shape()[axis];
-    let int = |v: f64| ops::creation::scalar(v, DType::Int32);
-    let idx = ops::astype(indices, DType::Int32, s);
-    let below = ops::binary(BinaryOp::Less, &idx, &int(0.0)?, s)?;
-    let wrapped = ops::where_(
-        &below,
-        &ops::binary(BinaryOp::Add, &idx, &int(n as f64)?, s)?,
-        &idx,
-        s,
-    )?;
-    let top = ops::binary(
-        BinaryOp::Minimum,
-        &wrapped,
-        &int(n.saturating_sub(1) as f64)?,
-        s,
-    )?;
-    let idx = ops::binary(BinaryOp::Maximum, &top, &int(0.0)?, s)?;
-    let positions = ops::arange(0.0, n as f64, 1.0, DType::Int32, s)?;
-    let hot = ops::binary(
-        BinaryOp::Equal,
-        &ops::expand_dims(&idx, &[-1], s)?,
-        &positions,
-        s,
-    )?;
-    let hot = ops::astype(&hot, g.dtype(), s);
-    let spread = ops::binary(BinaryOp::Multiply, &ops::expand_dims(g, &[-1], s)?, &hot, s)?;
-    let summed = ops::reduce(ReduceOp::Sum, &spread, Some(&[axis as isize]), true, s)?;
-    // [..., 1 (the axis), ..., n] to [..., n, ..., 1], then drop the last axis.
-    let rank = summed.ndim();
-    let mut perm: Vec<isize> = (0..rank as isize).collect();
-    perm.swap(axis, rank - 1);
-    let moved = ops::transpose(&summed, Some(&perm), s)?;
-    let dims: Vec<isize> = moved.shape()[..rank - 1]
+/// A product's derivative for each element is the product of the others: the running
+/// products before it and after it (exclusive scans over the flattened reduced axes), so a
+/// zero among the others gives zero and a lone zero still gets the rest's product.
+fn prod_rule(n: usize, x: &Array, g: &Array, s: Stream) -> Result<Array> {
+    let kept = x.ndim() - n;
+    let flat: Vec<isize> = x.shape()[..kept]
         .iter()
         .map(|&d| d as isize)
+        .chain([-1])
         .collect();
-    unbroadcast(&ops::reshape(&moved, &dims, s)?, x.shape(), s)
+    let rows = ops::reshape(x, &flat, s)?;
+    let before = ops::scan(ScanOp::Prod, &rows, Some(-1), false, false, s)?;
+    let after = ops::scan(ScanOp::Prod, &rows, Some(-1), true, false, s)?;
+    let others = ops::binary(BinaryOp::Multiply, &before, &after, s)?;
+    let dims: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    let others = ops::reshape(&others, &dims, s)?;
+    ops::binary(BinaryOp::Multiply, &spread(g, n, x, s)?, &others, s)
 }
