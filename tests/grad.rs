@@ -313,6 +313,21 @@ fn structure_reductions_and_matmul_match_central_differences() {
         let what = format!("conv2d stride {stride} padding {padding} dilation {dilation}");
         check(&runtime, &what, &conv, &[image.clone(), kernel.clone()]);
     }
+    // The transposed convolution of MLX's golden case with every parameter set.
+    let signal = uniform(&mut rng, &[2, 4, 4], -1.0, 1.0);
+    let taps = uniform(&mut rng, &[4, 3, 2], -0.5, 0.5);
+    let transposed = |v: &[Array], d: Device| {
+        let params = ConvParams {
+            stride: vec![3],
+            padding: vec![1],
+            dilation: vec![2],
+            groups: 2,
+        };
+        let y =
+            ops::conv::conv_transpose("convTranspose1d", &v[0], &v[1], &params, &[2], d).unwrap();
+        weighted(&y, d)
+    };
+    check(&runtime, "convTranspose1d", &transposed, &[signal, taps]);
     // A batched matmul with the weight broadcast across the batch, and a 1-D operand.
     let a = uniform(&mut rng, &[2, 3, 5], -1.0, 1.0);
     let w = uniform(&mut rng, &[5, 4], -1.0, 1.0);

@@ -261,7 +261,7 @@ fn words_of(data: &Value, dtype: DType) -> Vec<u32> {
     packed::narrow_all(&wide, dtype)
 }
 
-fn array_of(spec: &Value) -> Array {
+pub fn array_of(spec: &Value) -> Array {
     let dtype = DType::parse(spec["dtype"].as_str().unwrap()).unwrap();
     let shape: Vec<usize> = spec["shape"]
         .as_array()
@@ -318,7 +318,7 @@ fn bound(value: &Value, dtype: DType) -> Option<Array> {
 }
 
 /// The op of a case, by its JS name, through the core API.
-fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Result<Vec<Array>> {
+pub fn apply(op: &str, params: &Value, x: &[Array], device: Device) -> tandem::Result<Vec<Array>> {
     let one = |a: tandem::Result<Array>| a.map(|a| vec![a]);
     if let Some(u) = UnaryOp::ALL.iter().find(|u| u.name() == op) {
         return one(ops::unary(*u, &x[0], device));

@@ -155,6 +155,14 @@ pub(super) fn binary(
 ) -> Result<[Option<Array>; 2]> {
     use BinaryOp::*;
     let o = Ops { stream, g };
+    // Integer operands of a float result are converted to it first, as the op converted them:
+    // `a * a` of a uint32 would wrap.
+    let float = |x: &Array| match y.dtype().is_float() && x.dtype() != y.dtype() {
+        true => ops::astype(x, y.dtype(), stream),
+        false => x.clone(),
+    };
+    let (a_in, b_in) = (a, b);
+    let (a, b) = (&float(a), &float(b));
     let (ga, gb) = match op {
         Add => (g.clone(), g.clone()),
         Subtract => (g.clone(), o.negated()?),
@@ -163,7 +171,11 @@ pub(super) fn binary(
         Power => {
             let lowered = o.bin(Power, a, &o.sub(b, &o.num(1.0)?)?)?;
             let ga = o.times(&o.mul(b, &lowered)?)?;
-            (ga, o.times(&o.mul(y, &o.un(UnaryOp::Log, a)?)?)?)
+            // y log(a), but 0 where y is 0 (MLX: 0^b for b > 0 has no slope in b).
+            let slope = o.mul(y, &o.un(UnaryOp::Log, a)?)?;
+            let flat = o.bin(Equal, y, &o.num(0.0)?)?;
+            let slope = ops::where_(&flat, &o.num(0.0)?, &slope, stream)?;
+            (ga, o.times(&slope)?)
         }
         Maximum => {
             let [first, second] = o.split(&o.bin(Greater, a, b)?)?;
@@ -190,6 +202,6 @@ pub(super) fn binary(
             return Ok([None, None]);
         }
     };
-    let float = |x: &Array, gx: Array| x.dtype().is_float().then_some(gx);
-    Ok([float(a, ga), float(b, gb)])
+    let carries = |x: &Array, gx: Array| x.dtype().is_float().then_some(gx);
+    Ok([carries(a_in, ga), carries(b_in, gb)])
 }

@@ -183,3 +183,36 @@ pub(super) fn patches(p: &Patches, x: &Array, g: &Array, s: Stream) -> Result<Ar
     let stop = [n, p.padding[0] + h, p.padding[1] + w, c].map(|d| d as isize);
     ops::slice(&sum, &start, &stop, None, s)
 }
+
+/// `putAlongAxis(x, indices, values)`: `x` gets `g` with the written positions zeroed, the
+/// values get `g` gathered from them (of two values written to one element, each gets its
+/// slope, though one landed).
+pub(super) fn put_along_axis(
+    axis: usize,
+    inputs: &[Array],
+    g: &Array,
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    let (indices, values) = (&inputs[1], &inputs[2]);
+    let zeros = ops::zeros(values.shape(), g.dtype(), s)?;
+    let inputs = vec![g.clone(), indices.clone(), zeros];
+    let gx = Array::from_primitive(
+        Primitive::Scatter(Scatter::Axis(axis)),
+        inputs,
+        g.shape().to_vec(),
+        g.dtype(),
+        s,
+    );
+    let gathered = Array::from_primitive(
+        Primitive::Gather(axis),
+        vec![g.clone(), indices.clone()],
+        values.shape().to_vec(),
+        g.dtype(),
+        s,
+    );
+    Ok(vec![
+        Some(gx),
+        None,
+        values.dtype().is_float().then_some(gathered),
+    ])
+}

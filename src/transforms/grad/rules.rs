@@ -90,6 +90,7 @@ fn moving_cotangents(
         Primitive::Scatter(Scatter::Slice { start, step }) => {
             indexing::slice_update(&inputs[1], (&start, &step), g, s)
         }
+        Primitive::Scatter(Scatter::Axis(axis)) => indexing::put_along_axis(axis, inputs, g, s),
         Primitive::Patches(patches) => {
             Ok(vec![Some(indexing::patches(&patches, &inputs[0], g, s)?)])
         }
@@ -193,7 +194,7 @@ fn reduce_rule(
     }
 }
 
-/// Softmax: `y * (g - sum(g * y))`; logsumexp: `g * exp(x - y)`, over the trailing `n` axes.
+/// Softmax: `y * (g - sum(g * y))`; logsumexp: `g * softmax(x)`, over the trailing `n` axes.
 fn row_norm_rule(
     op: RowNorm,
     n: usize,
@@ -208,13 +209,11 @@ fn row_norm_rule(
             let dot = ops::reduce(ReduceOp::Sum, &mul(g, y)?, Some(&trailing(n, x)), true, s)?;
             mul(y, &ops::binary(BinaryOp::Subtract, g, &dot, s)?)
         }
-        RowNorm::LogSumExp => {
-            let shifted = ops::binary(BinaryOp::Subtract, x, &spread(y, n, x, s)?, s)?;
-            mul(
-                &spread(g, n, x, s)?,
-                &ops::unary(crate::graph::primitive::UnaryOp::Exp, &shifted, s)?,
-            )
-        }
+        // Its slope is the softmax, made stably (exp(x - y) loses the sum when y rounds).
+        RowNorm::LogSumExp => mul(
+            &spread(g, n, x, s)?,
+            &ops::softmax(x, Some(&trailing(n, x)), s)?,
+        ),
     }
 }
 
