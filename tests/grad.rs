@@ -250,17 +250,33 @@ fn structure_reductions_and_matmul_match_central_differences() {
     let take =
         move |v: &[Array], d: Device| weighted(&ops::take(&v[0], &rows, Some(2), d).unwrap(), d);
     check(&runtime, "take", &take, std::slice::from_ref(&x));
-    for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
-        let cumsum = move |v: &[Array], d: Device| {
-            let y = ops::scan(ScanOp::Sum, &v[0], Some(1), reverse, inclusive, d).unwrap();
-            weighted(&y, d)
-        };
-        check(
-            &runtime,
-            &format!("cumsum reverse {reverse} inclusive {inclusive}"),
-            &cumsum,
-            std::slice::from_ref(&x),
-        );
+    // Every running reduction each way, over values 0.1 apart (a zero among them).
+    let scans = [
+        ScanOp::Sum,
+        ScanOp::Prod,
+        ScanOp::Max,
+        ScanOp::Min,
+        ScanOp::LogAddExp,
+    ];
+    for op in scans {
+        for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
+            let scan = move |v: &[Array], d: Device| {
+                let y = ops::scan(op, &v[0], Some(1), reverse, inclusive, d).unwrap();
+                // An exclusive scan's first output is the op's identity (±inf for max, min
+                // and logaddexp): left out of the sum.
+                let (from, to) = match (inclusive, reverse) {
+                    (true, _) => (0, 3),
+                    (false, false) => (1, 3),
+                    (false, true) => (0, 2),
+                };
+                weighted(
+                    &ops::slice(&y, &[0, from, 0], &[2, to, 4], None, d).unwrap(),
+                    d,
+                )
+            };
+            let what = format!("{} reverse {reverse} inclusive {inclusive}", op.name());
+            check(&runtime, &what, &scan, std::slice::from_ref(&distinct));
+        }
     }
     // Products (and a zero among the factors), sorts, a slice update and a convolution.
     let prod = |v: &[Array], d: Device| {

@@ -12,6 +12,7 @@
 mod elementwise;
 mod indexing;
 mod rules;
+mod scan;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 

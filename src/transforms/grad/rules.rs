@@ -11,7 +11,7 @@ use crate::graph::primitive::{
 use crate::ops;
 use crate::stream::Stream;
 
-use super::{elementwise, indexing};
+use super::{elementwise, indexing, scan};
 
 /// The cotangents of `node`'s `inputs` (`None`: none flows there) for its cotangent `g`;
 /// only those `wanted` need be made.
@@ -45,11 +45,21 @@ pub(super) fn input_cotangents(
         Primitive::Reduce(op, n) => Ok(vec![reduce_rule(op, n, &inputs[0], node, g, s)?]),
         Primitive::RowNorm(op, n) => Ok(vec![Some(row_norm_rule(op, n, &inputs[0], node, g, s)?)]),
         Primitive::Matmul => matmul_rule([&inputs[0], &inputs[1]], g, wanted, s),
+        Primitive::Scan {
+            op,
+            reverse,
+            inclusive,
+        } => {
+            let flags = (reverse, inclusive);
+            Ok(vec![scan::input_cotangent(
+                op, flags, &inputs[0], node, g, s,
+            )?])
+        }
         other => moving_cotangents(other, inputs, g, wanted, s),
     }
 }
 
-/// [`input_cotangents`] of the primitives that move elements, the norm and the running sum.
+/// [`input_cotangents`] of the primitives that move elements, and the norms.
 fn moving_cotangents(
     primitive: Primitive,
     inputs: &[Array],
@@ -93,21 +103,6 @@ fn moving_cotangents(
         Primitive::Scatter(Scatter::Axis(axis)) => indexing::put_along_axis(axis, inputs, g, s),
         Primitive::Patches(patches) => {
             Ok(vec![Some(indexing::patches(&patches, &inputs[0], g, s)?)])
-        }
-        Primitive::Scan {
-            op: ScanOp::Sum,
-            reverse,
-            inclusive,
-        } => {
-            // A running sum's transpose runs the other way.
-            let scan = Primitive::Scan {
-                op: ScanOp::Sum,
-                reverse: !reverse,
-                inclusive,
-            };
-            let shape = g.shape().to_vec();
-            let gx = Array::from_primitive(scan, vec![g.clone()], shape, g.dtype(), s);
-            Ok(vec![inputs[0].dtype().is_float().then_some(gx)])
         }
         other => Err(Error::Value(format!(
             "grad: {} has no derivative yet",
