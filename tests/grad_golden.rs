@@ -1,140 +1,28 @@
-//! MLX's gradients of tandem's ops (`tests/golden/grad.json`, made by
-//! `tests/golden/make_grad_golden.py`): for each case, `sum(op(*inputs) * w)` goes through
-//! tandem's reverse mode on both devices and every gradient element is checked against
-//! `mx.grad`'s. The ops without a reverse rule yet are listed by name, so that a rule that
-//! goes missing, or one that is added, is noticed.
+//! MLX's gradients of tandem's ops on both devices natively (see `grad_cases`): every case
+//! passes, and the ops without a reverse rule are listed by name, so that a rule that goes
+//! missing, or one that is added, is noticed.
 #![cfg(not(target_arch = "wasm32"))]
 
 mod common;
 mod golden_cases;
+mod grad_cases;
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-use tandem::graph::primitive::{BinaryOp, ReduceOp};
-use tandem::transforms::grad::value_and_grad;
-use tandem::{Array, Device, ops};
-
-const GRAD: &str = include_str!("golden/grad.json");
-
-/// The ops whose gradient MLX takes and tandem has no rule for yet (each an error that names
-/// it).
-const WITHOUT_RULES: &[&str] = &[];
-
-fn weights(shape: &[usize]) -> Array {
-    let n: usize = shape.iter().product();
-    let w: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.25).collect();
-    Array::from_f32(&w, shape).unwrap()
-}
-
-/// Whether `got` is within `bound` of `want` (NaN never is).
-fn within(got: f32, want: f32, bound: f32) -> bool {
-    (got - want).abs() <= bound
-}
-
-fn floats(spec: &Value) -> Vec<f32> {
-    spec["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() as f32)
-        .collect()
-}
-
-/// Runs every case on `device`: the failures, and the ops that had no rule, with counts.
-fn run(device: Device) -> (Vec<String>, BTreeMap<String, usize>) {
-    let runtime = common::gpu_runtime();
-    let file: Value = serde_json::from_str(GRAD).unwrap();
-    let (mut failures, mut missing) = (Vec::new(), BTreeMap::new());
-    for case in file["cases"].as_array().unwrap() {
-        let name = case["name"].as_str().unwrap();
-        let (op, params) = (case["op"].as_str().unwrap(), &case["params"]);
-        let inputs: Vec<Array> = case["inputs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(golden_cases::array_of)
-            .collect();
-        let wrt: Vec<usize> = case["wrt"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|k| k.as_u64().unwrap() as usize)
-            .collect();
-        let primals: Vec<Array> = wrt.iter().map(|&k| inputs[k].clone()).collect();
-        let loss = |v: &[Array]| {
-            let mut xs = inputs.clone();
-            for (slot, x) in wrt.iter().zip(v) {
-                xs[*slot] = x.clone();
-            }
-            let y = golden_cases::apply(op, params, &xs, device)?.remove(0);
-            let weighted = ops::binary(BinaryOp::Multiply, &y, &weights(y.shape()), device)?;
-            ops::reduce(ReduceOp::Sum, &weighted, None, false, device)
-        };
-        let grads = match value_and_grad(loss, &primals) {
-            Ok((_, grads)) => grads,
-            Err(e) if e.to_string().contains("has no derivative yet") => {
-                *missing.entry(op.to_string()).or_insert(0) += 1;
-                continue;
-            }
-            Err(e) => {
-                failures.push(format!("{name} ({op}): {e}"));
-                continue;
-            }
-        };
-        let (rtol, atol) = match device {
-            Device::Cpu => (
-                case["rtol"].as_f64().unwrap() as f32,
-                case["atol"].as_f64().unwrap() as f32,
-            ),
-            Device::Gpu => (1e-3, 1e-4),
-        };
-        for (k, (g, want)) in grads
-            .iter()
-            .zip(case["grads"].as_array().unwrap())
-            .enumerate()
-        {
-            let got = match pollster::block_on(runtime.read_f32(g)) {
-                Ok(got) => got,
-                Err(e) => {
-                    failures.push(format!("{name} ({op}): gradient {k}: {e}"));
-                    continue;
-                }
-            };
-            let want = floats(want);
-            let scale = want.iter().fold(1f32, |m, v| m.max(v.abs()));
-            let bad = got
-                .iter()
-                .zip(&want)
-                .position(|(g, w)| !within(*g, *w, atol * scale + rtol * w.abs()));
-            if got.len() != want.len() || bad.is_some() {
-                let at = bad.unwrap_or(0);
-                failures.push(format!(
-                    "{name} ({op}): gradient {k} element {at} is {:?}, MLX gives {:?}",
-                    got.get(at),
-                    want.get(at)
-                ));
-            }
-        }
-    }
-    (failures, missing)
-}
+use tandem::Device;
 
 fn check(device: Device) {
-    let (failures, missing) = run(device);
-    let total = serde_json::from_str::<Value>(GRAD).unwrap()["cases"]
-        .as_array()
-        .unwrap()
-        .len();
+    let runtime = common::gpu_runtime();
+    let (failures, missing) = pollster::block_on(grad_cases::run_all(&runtime, device));
     assert!(
         failures.is_empty(),
-        "{} of {total} cases fail on {device:?}:\n{}",
+        "{} of {} cases fail on {device:?}:\n{}",
         failures.len(),
+        grad_cases::count(),
         failures.join("\n")
     );
     let names: Vec<&str> = missing.keys().map(String::as_str).collect();
     assert_eq!(
-        names, WITHOUT_RULES,
+        names,
+        grad_cases::WITHOUT_RULES,
         "ops without a reverse rule on {device:?} ({missing:?})"
     );
 }

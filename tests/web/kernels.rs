@@ -887,6 +887,34 @@ async fn golden_values_match_on_webgpu_and_the_wasm_cpu() {
     }
 }
 
+/// MLX's gradients (`tests/golden/grad.json`) through reverse mode on Chromium's WebGPU and
+/// the wasm CPU: every case passes and no op lacks a rule.
+#[wasm_bindgen_test]
+async fn mlx_gradients_match_on_webgpu_and_the_wasm_cpu() {
+    let runtime = tandem::Runtime::new(tandem::RuntimeOptions {
+        default_device: Some(tandem::Device::Gpu),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for device in [tandem::Device::Gpu, tandem::Device::Cpu] {
+        let (failures, missing) = crate::grad_cases::run_all(&runtime, device).await;
+        assert!(
+            failures.is_empty(),
+            "{device:?}: {} of {} cases fail:\n{}",
+            failures.len(),
+            crate::grad_cases::count(),
+            failures.join("\n")
+        );
+        let names: Vec<&str> = missing.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            crate::grad_cases::WITHOUT_RULES,
+            "{device:?}: {missing:?}"
+        );
+    }
+}
+
 #[wasm_bindgen_test]
 async fn numbers_and_booleans_stand_in_for_arrays_weakly_typed() {
     use tandem::js::functions::*;

@@ -20,6 +20,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 mod common;
 #[path = "../golden_cases/mod.rs"]
 mod golden_cases;
+#[path = "../grad_cases/mod.rs"]
+mod grad_cases;
 
 mod bad_input;
 mod compile;
