@@ -633,3 +633,52 @@ fn stop_gradient_passes_values_but_no_gradient() {
         assert_eq!(read(&runtime, &g[0]), [0.0, 0.0]);
     }
 }
+
+/// A gradient step traced as `compile` traces it (a tape over stand-ins, fused) replays for
+/// new parameters with the values of the plain step, on both devices: the backward ops are
+/// ordinary nodes, recorded and fused with the forward ones.
+#[test]
+fn a_traced_gradient_step_replays_with_the_plain_values() {
+    use tandem::array::next_serial;
+    use tandem::transforms::compile::{Tape, stand_ins};
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(13);
+    for d in [Device::Cpu, Device::Gpu] {
+        let step = |w: &Array, x: &Array| -> Vec<Array> {
+            let loss = |v: &[Array]| {
+                let y = ops::unary(UnaryOp::Tanh, &ops::matmul(x, &v[0], d)?, d)?;
+                ops::mean(&ops::binary(BinaryOp::Multiply, &y, &y, d)?, None, false, d)
+            };
+            let (value, grads) = value_and_grad(loss, std::slice::from_ref(w)).unwrap();
+            let rate = Array::from_f32(&[0.1], &[]).unwrap();
+            let moved = ops::binary(BinaryOp::Multiply, &grads[0], &rate, d).unwrap();
+            vec![
+                value,
+                ops::binary(BinaryOp::Subtract, w, &moved, d).unwrap(),
+            ]
+        };
+        let (w, x) = (
+            uniform(&mut rng, &[4, 3], -1.0, 1.0),
+            uniform(&mut rng, &[5, 4], -1.0, 1.0),
+        );
+        let traced_on = stand_ins(&[w.clone(), x.clone()]);
+        let since = next_serial();
+        let outputs = step(&traced_on[0], &traced_on[1]);
+        let tape = Tape::record(&traced_on, &outputs, since).unwrap();
+        drop(outputs);
+        let (w2, x2) = (
+            uniform(&mut rng, &[4, 3], -1.0, 1.0),
+            uniform(&mut rng, &[5, 4], -1.0, 1.0),
+        );
+        let replayed = tape.replay(&[w2.clone(), x2.clone()]).unwrap();
+        let plain = step(&w2, &x2);
+        for (k, (r, p)) in replayed.iter().zip(&plain).enumerate() {
+            let (r, p) = (read(&runtime, r), read(&runtime, p));
+            let close = r
+                .iter()
+                .zip(&p)
+                .all(|(a, b)| (a - b).abs() <= 1e-6 * b.abs().max(1.0));
+            assert!(close, "{d:?}: output {k} replayed {r:?}, plain {p:?}");
+        }
+    }
+}
