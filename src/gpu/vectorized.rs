@@ -208,7 +208,8 @@ pub fn output_text(binding: usize, dtype: DType, alias: &str) -> String {
 
 /// Operand `k`'s binding (unless it is a word) and `fn load{k}(v)`, which reads its `vec4` v
 /// as `access` says from `params.offset{k}` (and `params.period{k}` for a row), widened from
-/// `stored` to `alias` where `stored` is a packed dtype. A word holds the compute value.
+/// `stored` to `alias` where `stored` is a packed dtype (`packed.rs`: a word dtype's loads are
+/// plain reads). A word holds the compute value.
 pub fn operand_text(
     k: usize,
     alias: &str,
@@ -216,57 +217,31 @@ pub fn operand_text(
     binding: usize,
     stored: DType,
 ) -> String {
-    if stored.is_packed() {
-        return packed_operand_text(k, alias, access, binding, stored);
-    }
-    match access {
-        Access::Dense => format!(
-            "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
-             fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v]; }}\n"
-        ),
-        Access::Scalar => format!(
-            "@group(0) @binding({binding}) var<storage, read> in{k}: array<{alias}>;\n\
-             fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(in{k}[params.offset{k}]); }}\n"
-        ),
-        Access::Word(_) => format!(
+    if let Access::Word(_) = access {
+        return format!(
             "fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>(bitcast<{alias}>(params.offset{k})); }}\n"
-        ),
-        Access::Row(_) => format!(
-            "@group(0) @binding({binding}) var<storage, read> in{k}: array<vec4<{alias}>>;\n\
-             fn load{k}(v: u32) -> vec4<{alias}> {{ return in{k}[params.offset{k} + v % params.period{k}]; }}\n"
-        ),
+        );
     }
-}
-
-/// [`operand_text`] for an operand stored packed.
-fn packed_operand_text(
-    k: usize,
-    alias: &str,
-    access: Access,
-    binding: usize,
-    stored: DType,
-) -> String {
+    let (vec4, scalar) = match stored.is_packed() {
+        true => (packed::storage4(stored), "u32".to_string()),
+        false => (format!("vec4<{alias}>"), alias.to_string()),
+    };
     let declare = |element: &str| {
         format!("@group(0) @binding({binding}) var<storage, read> in{k}: array<{element}>;\n")
     };
-    let vec4 = packed::storage4(stored);
-    let load = |index: &str| {
-        format!(
-            "fn load{k}(v: u32) -> vec4<{alias}> {{ return {}; }}\n",
-            packed::widen4(stored, &format!("in{k}[{index}]"))
-        )
-    };
+    let load =
+        |value: String| format!("fn load{k}(v: u32) -> vec4<{alias}> {{ return {value}; }}\n");
+    let vector = |index: &str| packed::widen4(stored, &format!("in{k}[{index}]"));
     match access {
-        Access::Dense => declare(&vec4) + &load(&format!("params.offset{k} + v")),
+        Access::Dense => declare(&vec4) + &load(vector(&format!("params.offset{k} + v"))),
         Access::Row(_) => {
-            declare(&vec4) + &load(&format!("params.offset{k} + v % params.period{k}"))
+            declare(&vec4) + &load(vector(&format!("params.offset{k} + v % params.period{k}")))
         }
-        Access::Scalar => format!(
-            "{}fn load{k}(v: u32) -> vec4<{alias}> {{ return vec4<{alias}>({}); }}\n",
-            declare("u32"),
-            packed::element(stored, &format!("in{k}"), &format!("params.offset{k}"))
-        ),
-        Access::Word(_) => operand_text(k, alias, access, binding, stored.compute()),
+        Access::Scalar => {
+            let element = packed::element(stored, &format!("in{k}"), &format!("params.offset{k}"));
+            declare(&scalar) + &load(format!("vec4<{alias}>({element})"))
+        }
+        Access::Word(_) => unreachable!("a word has no binding"),
     }
 }
 
