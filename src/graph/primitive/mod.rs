@@ -216,6 +216,37 @@ pub enum View {
     Slice { start: Vec<usize>, step: Vec<isize> },
     /// The input unchanged, through which no gradient flows (MLX's `stop_gradient`).
     StopGradient,
+    /// Input 0 unchanged, once inputs 1.. have been computed (MLX's `depends`): it orders a
+    /// checkpoint's recomputation after the cotangent that needs it.
+    Depends,
+    /// Input 0, output `output` of a checkpointed function whose inputs are inputs 1..: the
+    /// backward pass recomputes the function there rather than reading what it saved.
+    Checkpoint { output: usize, function: Opaque },
+}
+
+/// What a transform attaches to a node and only that transform reads (the function that a
+/// checkpoint recomputes, which this layer cannot name); compared and hashed by identity.
+#[derive(Clone)]
+pub struct Opaque(pub Rc<dyn std::any::Any>);
+
+impl PartialEq for Opaque {
+    fn eq(&self, other: &Opaque) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Opaque {}
+
+impl std::hash::Hash for Opaque {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        Rc::as_ptr(&self.0).cast::<()>().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Opaque({:p})", Rc::as_ptr(&self.0).cast::<()>())
+    }
 }
 
 impl View {
@@ -235,7 +266,7 @@ impl View {
                 offset: layout.offset,
             }),
             View::Slice { start, step } => Some(slice_view(layout, start, step)),
-            View::StopGradient => Some(layout.clone()),
+            View::StopGradient | View::Depends | View::Checkpoint { .. } => Some(layout.clone()),
         }
     }
 }
@@ -382,6 +413,8 @@ impl Primitive {
             Primitive::View(View::Broadcast) => "broadcastTo",
             Primitive::View(View::Slice { .. }) => "slice",
             Primitive::View(View::StopGradient) => "stopGradient",
+            Primitive::View(View::Depends) => "depends",
+            Primitive::View(View::Checkpoint { .. }) => "checkpoint",
             Primitive::Fused(_) => "fused",
         }
     }

@@ -9,6 +9,7 @@
 //! Integer and bool values carry no gradient; a primal that the outputs do not depend on
 //! gets zeros.
 
+mod checkpoint;
 mod elementwise;
 mod indexing;
 mod rules;
@@ -21,6 +22,8 @@ use crate::error::{Error, Result};
 use crate::graph::primitive::{Primitive, View};
 use crate::ops;
 
+pub use checkpoint::{Function, checkpoint};
+
 /// The outputs of `fun` at `primals`, and the cotangents of the primals for the outputs'
 /// `cotangents` (one per output, of its shape): MLX's `vjp`.
 pub fn vjp(
@@ -28,26 +31,44 @@ pub fn vjp(
     primals: &[Array],
     cotangents: &[Array],
 ) -> Result<(Vec<Array>, Vec<Array>)> {
+    vjp_with(fun, primals, |outputs| {
+        check_like("vjp", "cotangent", cotangents, "output", outputs)?;
+        Ok(cotangents.to_vec())
+    })
+}
+
+/// [`vjp`] with the cotangents made from the outputs by `cotangents_for`.
+pub(crate) fn vjp_with(
+    fun: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+    primals: &[Array],
+    cotangents_for: impl FnOnce(&[Array]) -> Result<Vec<Array>>,
+) -> Result<(Vec<Array>, Vec<Array>)> {
     let stand_ins: Vec<Array> = primals.iter().map(stand_in).collect();
     let outputs = fun(&stand_ins)?;
-    if outputs.len() != cotangents.len() {
+    let cotangents = cotangents_for(&outputs)?;
+    let grads = backward(&outputs, &stand_ins, &cotangents)?;
+    Ok((outputs, grads))
+}
+
+/// That `given` (the `what`s) match `like` (the `of`s) one to one, in number and shape.
+fn check_like(op: &str, what: &str, given: &[Array], of: &str, like: &[Array]) -> Result<()> {
+    if given.len() != like.len() {
         return Err(Error::Value(format!(
-            "vjp: the function returned {} outputs but {} cotangents were given",
-            outputs.len(),
-            cotangents.len()
+            "{op}: {} {of}s but {} {what}s",
+            like.len(),
+            given.len()
         )));
     }
-    for (k, (y, c)) in outputs.iter().zip(cotangents).enumerate() {
-        if y.shape() != c.shape() {
+    for (k, (x, y)) in given.iter().zip(like).enumerate() {
+        if x.shape() != y.shape() {
             return Err(Error::Shape(format!(
-                "vjp: cotangent {k} has shape {:?}, but output {k} has shape {:?}",
-                c.shape(),
+                "{op}: {what} {k} has shape {:?}, but {of} {k} has shape {:?}",
+                x.shape(),
                 y.shape()
             )));
         }
     }
-    let grads = backward(&outputs, &stand_ins, cotangents)?;
-    Ok((outputs, grads))
+    Ok(())
 }
 
 /// The value of `fun` (one float element) at `primals` and its gradient with respect to
@@ -85,22 +106,7 @@ pub fn jvp(
     primals: &[Array],
     tangents: &[Array],
 ) -> Result<(Vec<Array>, Vec<Array>)> {
-    if primals.len() != tangents.len() {
-        return Err(Error::Value(format!(
-            "jvp: {} primals but {} tangents",
-            primals.len(),
-            tangents.len()
-        )));
-    }
-    for (k, (x, t)) in primals.iter().zip(tangents).enumerate() {
-        if x.shape() != t.shape() {
-            return Err(Error::Shape(format!(
-                "jvp: tangent {k} has shape {:?}, but primal {k} has shape {:?}",
-                t.shape(),
-                x.shape()
-            )));
-        }
-    }
+    check_like("jvp", "tangent", tangents, "primal", primals)?;
     let outputs = fun(&primals.iter().map(stand_in).collect::<Vec<_>>())?;
     let seeds = outputs
         .iter()

@@ -11,7 +11,7 @@ use crate::graph::primitive::{
 use crate::ops;
 use crate::stream::Stream;
 
-use super::{elementwise, indexing, scan};
+use super::{checkpoint, elementwise, indexing, scan};
 
 /// The cotangents of `node`'s `inputs` (`None`: none flows there) for its cotangent `g`;
 /// only those `wanted` need be made.
@@ -41,6 +41,13 @@ pub(super) fn input_cotangents(
             Ok(vec![None, gx, back(float(&inputs[2], gy), &inputs[2])?])
         }
         Primitive::View(View::StopGradient) => Ok(vec![None]),
+        Primitive::View(View::Depends) => {
+            let after = std::iter::repeat_n(None, inputs.len() - 1);
+            Ok(std::iter::once(Some(g.clone())).chain(after).collect())
+        }
+        Primitive::View(View::Checkpoint { output, function }) => {
+            checkpoint::input_cotangents(output, &function, inputs, g, s)
+        }
         Primitive::View(view) => Ok(vec![Some(view_rule(&view, &inputs[0], g, s)?)]),
         Primitive::Reduce(op, n) => Ok(vec![reduce_rule(op, n, &inputs[0], node, g, s)?]),
         Primitive::RowNorm(op, n) => Ok(vec![Some(row_norm_rule(op, n, &inputs[0], node, g, s)?)]),
@@ -142,7 +149,9 @@ fn view_rule(view: &View, x: &Array, g: &Array, s: Stream) -> Result<Array> {
         View::Broadcast => unbroadcast(g, x.shape(), s),
         // The slice's cotangent lands where the slice was read; the rest is zero.
         View::Slice { start, step } => indexing::placed(x.shape(), (start, step), g, s),
-        View::StopGradient => unreachable!("input_cotangents gives a stopped gradient none"),
+        View::StopGradient | View::Depends | View::Checkpoint { .. } => {
+            unreachable!("input_cotangents has the rules of views with more than one input")
+        }
     }
 }
 

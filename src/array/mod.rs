@@ -7,6 +7,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+mod order;
+
+pub use order::{Visit, lazy_order, order_by};
+
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::graph::primitive::Primitive;
@@ -367,52 +371,4 @@ impl Array {
         let data = self.0.data.borrow_mut().take();
         drop(data);
     }
-}
-
-/// How [`order_by`] treats a node it reaches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visit {
-    /// Leave it out, and what is behind it.
-    Skip,
-    /// Keep it, but not what is behind it.
-    Leaf,
-    /// Keep it after its inputs.
-    Inputs,
-}
-
-/// The nodes behind `outputs` that `visit` keeps, each after its inputs. The graph is walked
-/// with a stack, never recursion, so chains thousands of nodes deep do not overflow wasm's
-/// stack.
-pub fn order_by(outputs: &[Array], visit: impl Fn(&Array) -> Visit) -> Vec<Array> {
-    let mut order = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
-    while let Some((node, inputs_done)) = stack.pop() {
-        if inputs_done {
-            order.push(node);
-            continue;
-        }
-        let how = visit(&node);
-        if how == Visit::Skip || !seen.insert(node.id()) {
-            continue;
-        }
-        let inputs = match how {
-            Visit::Inputs => node.inputs(),
-            _ => Vec::new(),
-        };
-        stack.push((node, true));
-        stack.extend(inputs.into_iter().rev().map(|input| (input, false)));
-    }
-    order
-}
-
-/// Unevaluated nodes behind `outputs`, each after its inputs.
-pub fn lazy_order(outputs: &[Array]) -> Vec<Array> {
-    order_by(outputs, |node| {
-        if node.is_evaluated() {
-            Visit::Skip
-        } else {
-            Visit::Inputs
-        }
-    })
 }
