@@ -24,6 +24,7 @@ pub mod graph;
 pub mod memory;
 pub mod observe;
 pub mod ops;
+pub mod optimizers;
 pub mod raw_block;
 pub mod runtime;
 pub mod scheduler;

@@ -19,11 +19,11 @@ mod tests {
     /// observing (`observe`: the clock, profiles, busy spans, transfers; everything emits to
     /// it and it imports none of them), what a node is made of (`graph`: shapes, layouts, primitives), memory and an array's copies (`memory`, `storage`),
     /// the graph (`array`), the CPU evaluator (`cpu`), building and rewriting graphs (`ops`,
-    /// `transforms`: fusion and `compile`), the GPU
+    /// `transforms`: fusion, `compile` and the function transforms; `optimizers`), the GPU
     /// evaluator (`gpu`), then what runs it all (`scheduler`, `startup`, `runtime`,
     /// `raw_block`) and the wasm-bindgen layer (`js`). The crate root (`lib.rs`) sits above
     /// them all.
-    pub(super) const LAYERS: [&str; 18] = [
+    pub(super) const LAYERS: [&str; 19] = [
         "error",
         "dtype",
         "stream",
@@ -35,6 +35,7 @@ mod tests {
         "cpu",
         "ops",
         "transforms",
+        "optimizers",
         "weights",
         "gpu",
         "scheduler",
