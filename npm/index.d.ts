@@ -508,6 +508,8 @@ export class NDArray<D extends DType = DType> {
   ): NDArray<D>;
   slice(start: readonly number[], stop: readonly number[], opts: StreamOptions): NDArray<D>;
   flatten(opts?: StreamOptions): NDArray<D>;
+  /** {@link stopGradient}: this array, with no gradient flowing back through it. */
+  stopGradient(opts?: StreamOptions): NDArray<D>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1038,6 +1040,8 @@ export function slice<D extends DType>(
 ): NDArray<D>;
 /** `x` as one axis. */
 export function flatten<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
+/** MLX's `stop_gradient`: `x` itself (a view of its data), with no gradient flowing back through it. */
+export function stopGradient<D extends DType>(x: NDArray<D>, opts?: StreamOptions): NDArray<D>;
 /** The arrays joined along `opts.axis` (0), promoted to one dtype. */
 export function concatenate<D extends DType>(arrays: readonly NDArray<D>[], opts?: AxisOptions): NDArray<D>;
 /** The arrays stacked along a new axis `opts.axis` (0), promoted to one dtype. */
@@ -1121,8 +1125,9 @@ export type NotAPromise<T> = T extends PromiseLike<unknown> ? "tidy: fn must be 
  * with given input shapes, dtypes and streams (and numbers, and default device) traces `fn`
  * once, fuses its chains of elementwise ops (unary, binary, `where`, `clip`, `astype`) into one
  * kernel per device and region, and records the graph; later calls with the same kinds of
- * inputs replay it without calling `fn`. `fn` takes NDArrays and numbers, returns an NDArray
- * or an array of NDArrays, and must stay lazy: no `evaluate`, reads or random draws inside it.
+ * inputs replay it without calling `fn`. `fn` takes and returns trees (NDArrays, numbers,
+ * and arrays and plain objects of them; the trees' structure and numbers are part of what a
+ * trace is for), so `compile(valueAndGrad(f))` works, and must stay lazy: no `evaluate`, reads or random draws inside it.
  * While it is traced, `fn` gets stand-ins for the call's arrays (a closed-over array passed as
  * an argument stays the closed-over array in later calls); keep none of them. Arrays it makes
  * while tracing are its own (compile disposes them); arrays it closes over are held by the
@@ -1143,22 +1148,245 @@ export type NotAPromise<T> = T extends PromiseLike<unknown> ? "tidy: fn must be 
  * const z = scale(x, 2);
  * ```
  */
-export function compile<A extends NDArray[], R extends NDArray | NDArray[]>(
+export function compile<A extends NDArray[], R extends Tree>(
   fn: (...args: A) => R,
 ): CompiledFunction<A, R>;
-/** A function that also takes numbers (annotate them: `(x: NDArray, s: number) => …`). */
-export function compile<A extends (NDArray | number)[], R extends NDArray | NDArray[]>(
+/** A function that also takes numbers or trees (annotate them: `(x: NDArray, s: number) => …`). */
+export function compile<A extends Tree[], R extends Tree>(
   fn: (...args: A) => R,
 ): CompiledFunction<A, R>;
 
 /** What {@link compile} returns: the function, and `dispose()` to free its traces now. */
-export type CompiledFunction<A extends (NDArray | number)[], R extends NDArray | NDArray[]> = ((
+export type CompiledFunction<A extends Tree[], R extends Tree> = ((
   ...args: A
 ) => R) & {
   /** Frees every trace and the arrays they hold; later calls throw `DisposedArrayError`. */
   dispose(): void;
   [Symbol.dispose](): void;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Function transforms (MLX's mx.grad, mx.value_and_grad, mx.vjp, mx.jvp, mx.vmap, mx.checkpoint)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the function transforms take and return (MLX's pytrees): an NDArray, a number, `null`,
+ * or arrays and plain objects of trees.
+ */
+export type Tree = NDArray | number | null | readonly Tree[] | { readonly [key: string]: Tree };
+
+/** A tree of the same shape as `T` with each NDArray and number in it an NDArray. */
+export type Gradients<T> = T extends NDArray | number
+  ? NDArray
+  : T extends readonly unknown[]
+    ? { [K in keyof T]: Gradients<T[K]> }
+    : T extends null
+      ? null
+      : { [K in keyof T]: Gradients<T[K]> };
+
+/** The options of {@link grad} and {@link valueAndGrad}. */
+export interface GradOptions {
+  /**
+   * The arguments to differentiate by: one index (default `0`; the gradient is that argument's
+   * tree) or a list of them (a list of trees).
+   */
+  argnums?: number | readonly number[];
+}
+
+/**
+ * MLX's `mx.grad`: a function that returns the gradient of `fn` (which returns a scalar float
+ * NDArray) with respect to its arguments at `opts.argnums`. The arguments differentiated are
+ * trees; a number among them counts as a float32 scalar, and its gradient is a scalar NDArray.
+ * Gradients have the shapes, dtypes and tree structure of their arguments; integer arguments
+ * get zeros. `fn` must be synchronous and lazy (no reads or `evaluate` inside). The arrays `fn`
+ * makes are disposed after it returns, as by {@link tidy}; its arguments are stand-ins that
+ * are disposed too. Transforms compose: `grad(grad(f))`, `vmap(grad(f))`,
+ * `compile(valueAndGrad(f))`.
+ *
+ * ```ts
+ * const dloss = tn.grad((w: tn.NDArray, x: tn.NDArray) => tn.sum(tn.square(tn.matmul(x, w))));
+ * const w = tn.zeros([3, 1]);
+ * const g = dloss(w, x); // the shape of w
+ * ```
+ */
+export function grad<A extends unknown[], N extends number = 0>(
+  fn: (...args: A) => NDArray,
+  opts?: { argnums?: N },
+): (...args: A) => Gradients<A[N]>;
+/** With a list of `argnums`: a list of gradient trees, one per argument named. */
+export function grad<A extends unknown[]>(
+  fn: (...args: A) => NDArray,
+  opts: { argnums: readonly number[] },
+): (...args: A) => Tree[];
+
+/**
+ * MLX's `mx.value_and_grad`: returns `[value, gradients]` in one pass. `fn` may return
+ * `[loss, ...aux]` (MLX's `has_aux`): the gradient is the loss's, and `value` is the whole list.
+ */
+export function valueAndGrad<
+  A extends unknown[],
+  R extends NDArray | readonly [NDArray, ...Tree[]],
+  N extends number = 0,
+>(fn: (...args: A) => R, opts?: { argnums?: N }): (...args: A) => [R, Gradients<A[N]>];
+/** With a list of `argnums`: the gradients are a list of trees, one per argument named. */
+export function valueAndGrad<A extends unknown[], R extends NDArray | readonly [NDArray, ...Tree[]]>(
+  fn: (...args: A) => R,
+  opts: { argnums: readonly number[] },
+): (...args: A) => [R, Tree[]];
+
+/**
+ * MLX's `mx.vjp`: the outputs of `fn(...primals)` and the cotangents of the primals for the
+ * outputs' `cotangents` (a list with one tree per output, in the outputs' shapes). Both results
+ * are lists, even for one output.
+ */
+export function vjp(
+  fn: (...primals: Tree[]) => Tree,
+  primals: readonly Tree[],
+  cotangents: readonly Tree[],
+): [NDArray[], Tree[]];
+
+/**
+ * MLX's `mx.jvp`: the outputs of `fn(...primals)` and their tangents for the primals'
+ * `tangents` (one tree per primal). Both results are lists, even for one output.
+ */
+export function jvp(
+  fn: (...primals: Tree[]) => Tree,
+  primals: readonly Tree[],
+  tangents: readonly Tree[],
+): [NDArray[], NDArray[]];
+
+/** A tree of axes: a number, `null` (not mapped), or lists and objects of them. */
+export type AxesTree = number | null | readonly AxesTree[] | { readonly [key: string]: AxesTree };
+
+/** The options of {@link vmap}. */
+export interface VmapOptions {
+  /** Each argument's mapped axis (default 0 for all), or `null` for one passed whole. */
+  inAxes?: AxesTree;
+  /** Where the mapped axis goes in each output (default 0). */
+  outAxes?: AxesTree;
+}
+
+/**
+ * MLX's `mx.vmap`: `fn` mapped over an axis of its arguments. tandem calls `fn` once per index
+ * of the mapped axis, on views of the arguments, and stacks each output's results: every op
+ * works as it does unmapped, at the cost of one call (and its kernels) per index. An axis of
+ * extent 0 calls `fn` once on zeros to learn the outputs' shapes.
+ */
+export function vmap<A extends unknown[], R extends Tree>(
+  fn: (...args: A) => R,
+  opts?: VmapOptions,
+): (...args: A) => R;
+
+/**
+ * MLX's `mx.checkpoint`: the same function, whose intermediates are not kept for a gradient
+ * but recomputed when the backward pass reaches it: less peak memory for one more forward pass
+ * of `fn`. `fn` must compute the same thing each call (no random draws without a fixed key).
+ */
+export function checkpoint<A extends unknown[], R extends Tree>(fn: (...args: A) => R): (...args: A) => R;
+
+// ---------------------------------------------------------------------------------------------
+// Optimizers (MLX's mlx.optimizers)
+// ---------------------------------------------------------------------------------------------
+
+/** A learning rate: a number, or a function of the step (0 at the first update). */
+export type LearningRate = number | ((step: number) => number);
+
+/** What every optimizer has. */
+export interface Optimizer {
+  /**
+   * The parameters after one update from `grads` (a tree with the structure of `params`);
+   * numbers in `params` are kept. Each parameter's state is kept by its path in the tree; the
+   * state of the previous update is dropped, as are the old arrays once nothing else holds
+   * them. Dispose the old parameters (or update inside {@link tidy}).
+   */
+  update<P extends Tree>(params: P, grads: Tree): P;
+  /** Updates made so far. */
+  readonly step: number;
+  /** The learning rate the next update uses. */
+  readonly learningRate: number;
+  /**
+   * `{step, learningRate, params}`: `params` mirrors the last parameters updated, each array
+   * replaced by its state (`{v}` for SGD with momentum, `{m, v}` for Adam). The arrays are new
+   * handles, which the caller disposes.
+   */
+  readonly state: { step: number; learningRate: number; params: Tree | { [key: string]: NDArray } };
+  /** Drops the state now and counts steps from 0 again. */
+  reset(): void;
+}
+
+/** The options of {@link optimizers.SGD}; MLX's defaults. */
+export interface SGDOptions {
+  learningRate: LearningRate;
+  /** Default 0. */
+  momentum?: number;
+  /** L2 penalty added to the gradient; default 0. */
+  weightDecay?: number;
+  /** Default 0. */
+  dampening?: number;
+  /** Nesterov momentum (needs a momentum and no dampening); default false. */
+  nesterov?: boolean;
+}
+
+/** The options of {@link optimizers.Adam}; MLX's defaults. */
+export interface AdamOptions {
+  learningRate: LearningRate;
+  /** Default `[0.9, 0.999]`. */
+  betas?: readonly [number, number];
+  /** Default 1e-8. */
+  eps?: number;
+  /** MLX's Adam has none unless asked; default false. */
+  biasCorrection?: boolean;
+}
+
+/** The options of {@link optimizers.AdamW}: Adam's, and a decoupled weight decay. */
+export interface AdamWOptions extends AdamOptions {
+  /** Default 0.01. */
+  weightDecay?: number;
+}
+
+/** MLX's `mlx.optimizers`: the optimizer classes and the learning-rate schedules. */
+export declare namespace optimizers {
+  /** Stochastic gradient descent, with MLX's momentum, dampening, Nesterov and weight decay. */
+  class SGD implements Optimizer {
+    constructor(opts: SGDOptions);
+    update<P extends Tree>(params: P, grads: Tree): P;
+    readonly step: number;
+    readonly learningRate: number;
+    readonly state: Optimizer["state"];
+    reset(): void;
+  }
+  /** Adam, MLX's rule: no bias correction unless `biasCorrection`. */
+  class Adam implements Optimizer {
+    constructor(opts: AdamOptions);
+    update<P extends Tree>(params: P, grads: Tree): P;
+    readonly step: number;
+    readonly learningRate: number;
+    readonly state: Optimizer["state"];
+    reset(): void;
+  }
+  /** AdamW: the parameter shrinks by `1 - learningRate * weightDecay`, then Adam's step. */
+  class AdamW implements Optimizer {
+    constructor(opts: AdamWOptions);
+    update<P extends Tree>(params: P, grads: Tree): P;
+    readonly step: number;
+    readonly learningRate: number;
+    readonly state: Optimizer["state"];
+    reset(): void;
+  }
+  /** `init * decayRate ** step`. */
+  function exponentialDecay(init: number, decayRate: number): (step: number) => number;
+  /** `init * decayRate ** floor(step / stepSize)`. */
+  function stepDecay(init: number, decayRate: number, stepSize: number): (step: number) => number;
+  /** From `init` to `end` (default 0) along half a cosine over `decaySteps` steps, then `end`. */
+  function cosineDecay(init: number, decaySteps: number, end?: number): (step: number) => number;
+  /** From `init` to `end` in a line over `steps` steps, then `end`. */
+  function linearSchedule(init: number, end: number, steps: number): (step: number) => number;
+  /** `schedules[i + 1]` once the step reaches `boundaries[i]`, counting its steps from there. */
+  function joinSchedules(
+    schedules: readonly ((step: number) => number)[],
+    boundaries: readonly number[],
+  ): (step: number) => number;
+}
 
 /** What {@link profile} recorded. Times are `performance.now()` milliseconds. */
 export interface Profile<T = unknown> {

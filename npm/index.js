@@ -147,7 +147,7 @@ export let
   takeAlongAxis = early("takeAlongAxis"), putAlongAxis = early("putAlongAxis"),
   sliceUpdate = early("sliceUpdate"), cumsum = early("cumsum"), cumprod = early("cumprod"),
   cummax = early("cummax"), cummin = early("cummin"), logcumsumexp = early("logcumsumexp"),
-  sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
+  stopGradient = early("stopGradient"), sort = early("sort"), argsort = early("argsort"), topk = early("topk"), conv1d = early("conv1d"),
   conv2d = early("conv2d"), convTranspose1d = early("convTranspose1d"),
   convTranspose2d = early("convTranspose2d"), pad = early("pad"), tile = early("tile"), repeat = early("repeat"),
   roll = early("roll"), diag = early("diag"), diagonal = early("diagonal"),
@@ -200,12 +200,130 @@ function bind() {
     arccosh, arctanh, erfinv, nanToNum, logaddexp, floorDivide, remainder, arctan2, variance, std,
     any, all, tril, triu, outer, addmm, take, takeAlongAxis, putAlongAxis, sliceUpdate, cumsum, cumprod, cummax, cummin,
     logcumsumexp, fastLayerNorm, fastRmsNorm, fastRope, fastScaledDotProductAttention, sort,
-    argsort, topk, conv1d, conv2d, convTranspose1d, convTranspose2d, pad, tile, repeat, roll, diag, diagonal, tensordot,
+    stopGradient, argsort, topk, conv1d, conv2d, convTranspose1d, convTranspose2d, pad, tile, repeat, roll, diag, diagonal, tensordot,
     load, save, saveSafetensors
   } = glue);
   glueEinsum = glue.einsum;
   compile = compileWith;
+  loaded = true;
 }
+
+let loaded = false;
+
+/** Throws the not-loaded error of `name` until the module is loaded. */
+function needsModule(name) {
+  if (!loaded) early(name)();
+}
+
+// The function transforms. Each checks its function and options when it is made (a typo fails
+// there, not at the first call) and returns a plain function that hands `fn` to the glue at
+// each call: as with `compile`, the wasm side never keeps the page's function.
+
+/** `grad(fn, {argnums?})`: MLX's `mx.grad`. */
+export function grad(fn, opts) {
+  needsModule("grad");
+  glue.checkGradOptions("grad", fn, opts);
+  return (...args) => glue.valueAndGradCall(fn, args, opts, false);
+}
+
+/** `valueAndGrad(fn, {argnums?})`: MLX's `mx.value_and_grad`; `fn` may return `[loss, aux]`. */
+export function valueAndGrad(fn, opts) {
+  needsModule("valueAndGrad");
+  glue.checkGradOptions("valueAndGrad", fn, opts);
+  return (...args) => glue.valueAndGradCall(fn, args, opts, true);
+}
+
+/** `vjp(fn, primals, cotangents) → [outputs, vjps]`: MLX's `mx.vjp`, on lists of trees. */
+export function vjp(fn, primals, cotangents) {
+  needsModule("vjp");
+  return glue.vjp(fn, primals, cotangents);
+}
+
+/** `jvp(fn, primals, tangents) → [outputs, jvps]`: MLX's `mx.jvp`, on lists of trees. */
+export function jvp(fn, primals, tangents) {
+  needsModule("jvp");
+  return glue.jvp(fn, primals, tangents);
+}
+
+/** `vmap(fn, {inAxes?, outAxes?})`: MLX's `mx.vmap`. */
+export function vmap(fn, opts) {
+  needsModule("vmap");
+  glue.checkVmapOptions(fn, opts);
+  return (...args) => glue.vmapCall(fn, args, opts);
+}
+
+/** `checkpoint(fn)`: MLX's `mx.checkpoint`; the gradient recomputes `fn`'s intermediates. */
+export function checkpoint(fn) {
+  needsModule("checkpoint");
+  if (typeof fn !== "function") {
+    throw new ValueError(`checkpoint: expected a function, got ${typeof fn}`);
+  }
+  return (...args) => glue.checkpointCall(fn, args);
+}
+
+/** A learning-rate schedule's argument check. */
+function positiveInteger(op, what, value) {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ValueError(`${op}: ${what} must be an integer of 1 or more, not ${value}`);
+  }
+}
+
+/** `tn.optimizers`: MLX's `mlx.optimizers`, the classes and the learning-rate schedules. */
+export const optimizers = Object.freeze({
+  get SGD() {
+    needsModule("optimizers.SGD");
+    return glue.SGD;
+  },
+  get Adam() {
+    needsModule("optimizers.Adam");
+    return glue.Adam;
+  },
+  get AdamW() {
+    needsModule("optimizers.AdamW");
+    return glue.AdamW;
+  },
+  /** `init * decayRate ** step`. */
+  exponentialDecay(init, decayRate) {
+    return (step) => init * decayRate ** step;
+  },
+  /** `init * decayRate ** floor(step / stepSize)`. */
+  stepDecay(init, decayRate, stepSize) {
+    positiveInteger("stepDecay", "stepSize", stepSize);
+    return (step) => init * decayRate ** Math.floor(step / stepSize);
+  },
+  /** From `init` to `end` along half a cosine over `decaySteps` steps, then `end`. */
+  cosineDecay(init, decaySteps, end = 0) {
+    positiveInteger("cosineDecay", "decaySteps", decaySteps);
+    return (step) => {
+      const s = Math.min(step, decaySteps);
+      return end + 0.5 * (1 + Math.cos((Math.PI / decaySteps) * s)) * (init - end);
+    };
+  },
+  /** From `init` to `end` in a line over `steps` steps, then `end`. */
+  linearSchedule(init, end, steps) {
+    positiveInteger("linearSchedule", "steps", steps);
+    return (step) => Math.min(step, steps) * ((end - init) / steps) + init;
+  },
+  /** `schedules[i]` from `boundaries[i - 1]` on, each counting its steps from there. */
+  joinSchedules(schedules, boundaries) {
+    if (!Array.isArray(schedules) || schedules.length === 0) {
+      throw new ValueError("joinSchedules: needs at least one schedule");
+    }
+    if (!Array.isArray(boundaries) || boundaries.length !== schedules.length - 1) {
+      throw new ValueError(
+        `joinSchedules: ${schedules.length} schedules need ${schedules.length - 1} boundaries`,
+      );
+    }
+    // As MLX's: each boundary the step has reached switches to its schedule, in list order.
+    return (step) => {
+      let rate = schedules[0](step);
+      boundaries.forEach((b, k) => {
+        if (step >= b) rate = schedules[k + 1](step - b);
+      });
+      return rate;
+    };
+  },
+});
 
 /**
  * `compile(fn)`: a plain function of any arity over the glue's `Compiled` (see index.d.ts),

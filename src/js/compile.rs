@@ -18,34 +18,34 @@ use wasm_bindgen::prelude::*;
 use crate::array::{Array, next_serial};
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::js::error::{JsResult, to_js};
-use crate::js::handles;
-use crate::js::ndarray::NdArray;
-use crate::js::options::describe;
+use crate::js::error::{JsResult, js, to_js};
 use crate::js::stream::default_device;
+use crate::js::traced::{self, function, rethrow};
+use crate::js::tree::{Numbers, Tree};
 use crate::memory::weak_list::WeakList;
 use crate::stream::{Device, Stream};
 use crate::transforms::compile::{Tape, stand_ins};
 
-/// What a trace depends on besides the function: per argument, an array's shape, dtype,
-/// stream and which earlier argument is the same array, or a number's bits; and the default
-/// device, which ops without a `stream` option run on.
+/// What a trace depends on besides the function: the arguments' trees (their numbers by
+/// bits); per array, its shape, dtype, stream and which earlier array is the same one; and
+/// the default device, which ops without a `stream` option run on.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
-    args: Vec<ArgKey>,
+    trees: Vec<Tree>,
+    arrays: Vec<ArrayKey>,
     default: Device,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
-enum ArgKey {
-    Array {
-        shape: Vec<usize>,
-        dtype: DType,
-        stream: Stream,
-        same_as: Option<usize>,
-    },
-    Number(u64),
+struct ArrayKey {
+    shape: Vec<usize>,
+    dtype: DType,
+    stream: Stream,
+    same_as: Option<usize>,
 }
+
+/// A traced function: its tape, and the tree its arrays are returned in.
+type Traced = (Rc<Tape>, Tree);
 
 thread_local! {
     /// Every compiled function's tapes, weakly: what `memorySnapshot` names as held by
@@ -53,10 +53,10 @@ thread_local! {
     static TAPES: RefCell<WeakList<Tape>> = const { RefCell::new(WeakList::new()) };
 }
 
-/// A compiled function: the traced tapes by [`Key`], and whether it returns one array.
+/// A compiled function: the traced tapes by [`Key`], each with its result's tree.
 #[wasm_bindgen]
 pub struct Compiled {
-    tapes: RefCell<HashMap<Key, (Rc<Tape>, bool)>>,
+    tapes: RefCell<HashMap<Key, Traced>>,
     disposed: Cell<bool>,
 }
 
@@ -66,24 +66,24 @@ impl Compiled {
     /// first call. `f` itself is not kept (see the module documentation).
     #[wasm_bindgen(constructor)]
     pub fn new(f: &JsValue) -> JsResult<Compiled> {
-        function(f)?;
+        js(function("compile", f))?;
         Ok(Compiled {
             tapes: RefCell::default(),
             disposed: Cell::new(false),
         })
     }
 
-    /// Calls the compiled `f` with `args` (NDArrays and numbers): traces it on the first call
-    /// with these shapes, dtypes, streams and numbers, then replays.
+    /// Calls the compiled `f` with `args` (trees of NDArrays and numbers): traces it on the
+    /// first call with these trees, shapes, dtypes, streams and numbers, then replays.
     pub fn call(&self, f: &JsValue, args: js_sys::Array) -> JsResult<JsValue> {
         self.check_live()?;
-        let f = function(f)?;
-        let (arrays, key) = arguments(&args).map_err(to_js)?;
+        let f = js(function("compile", f))?;
+        let (trees, arrays, key) = arguments(&args).map_err(to_js)?;
         let found = self.tapes.borrow().get(&key).cloned();
-        let (tape, single) = match found {
+        let (tape, out_tree) = match found {
             Some(found) => found,
             None => {
-                let traced = self.trace(f, &args, &arrays)?;
+                let traced = self.trace(f, &trees, &arrays)?;
                 // `f` may have disposed this function while it was traced.
                 if !self.disposed.get() {
                     note_tape(&traced.0);
@@ -93,14 +93,7 @@ impl Compiled {
             }
         };
         let outputs = tape.replay(&arrays).map_err(to_js)?;
-        if single {
-            return Ok(NdArray::new(outputs[0].clone()).into());
-        }
-        Ok(outputs
-            .into_iter()
-            .map(|a| JsValue::from(NdArray::new(a)))
-            .collect::<js_sys::Array>()
-            .into())
+        Ok(out_tree.build(&mut outputs.into_iter()))
     }
 
     /// Input shapes traced so far.
@@ -133,42 +126,23 @@ impl Compiled {
     /// Runs `f` on stand-ins for the call's arrays (see [`stand_ins`]) and records its
     /// graph. Every `NDArray` made meanwhile is disposed, the stand-ins' handles too: the tape
     /// holds what it needs.
-    fn trace(
-        &self,
-        f: &js_sys::Function,
-        args: &js_sys::Array,
-        arrays: &[Array],
-    ) -> JsResult<(Rc<Tape>, bool)> {
+    fn trace(&self, f: &js_sys::Function, trees: &[Tree], arrays: &[Array]) -> JsResult<Traced> {
         let traced_on = stand_ins(arrays);
-        handles::open_scope();
-        let mut next = traced_on.iter();
-        let traced_args: js_sys::Array = args
-            .iter()
-            .map(|arg| match arg.as_f64() {
-                Some(_) => arg,
-                None => NdArray::new(next.next().expect("a stand-in per array").clone()).into(),
-            })
-            .collect();
         let since = next_serial();
-        let result = f.apply(&JsValue::UNDEFINED, &traced_args);
-        drop(traced_args);
-        let scope = handles::close_scope();
-        let outputs = result.and_then(|value| outputs_of(&value).map_err(to_js));
-        scope.into_iter().for_each(handles::dispose);
-        let (outputs, single) = outputs?;
+        let make_args = || {
+            let mut leaves = traced_on.iter().cloned();
+            trees.iter().map(|t| t.build(&mut leaves)).collect()
+        };
+        let (out_tree, outputs) = traced::call("compile", f, make_args).map_err(rethrow)?;
+        traced::forget_thrown();
+        if outputs.is_empty() {
+            return Err(to_js(Error::Value(
+                "compile: the function must return an NDArray, or a tree that holds one".into(),
+            )));
+        }
         let tape = Tape::record(&traced_on, &outputs, since).map_err(to_js)?;
-        Ok((Rc::new(tape), single))
+        Ok((Rc::new(tape), out_tree))
     }
-}
-
-/// `f` as a function, or the `ValueError` that says it is not one.
-fn function(f: &JsValue) -> JsResult<&js_sys::Function> {
-    f.dyn_ref::<js_sys::Function>().ok_or_else(|| {
-        to_js(Error::Value(format!(
-            "compile: expected a function, got {}",
-            describe(f)
-        )))
-    })
 }
 
 /// Notes a new tape; the gone ones are let go of each time the list is full, so it stays
@@ -189,68 +163,32 @@ pub(crate) fn held_blocks() -> HashSet<u64> {
         .collect()
 }
 
-/// The arrays among `args` (numbers are literals of the trace) and the call's key.
-fn arguments(args: &js_sys::Array) -> Result<(Vec<Array>, Key), Error> {
+/// The trees of `args` (their numbers are literals of the trace), their arrays, and the
+/// call's key.
+fn arguments(args: &js_sys::Array) -> Result<(Vec<Tree>, Vec<Array>, Key), Error> {
     let mut arrays: Vec<Array> = Vec::new();
-    let mut keys = Vec::with_capacity(args.length() as usize);
-    for (i, arg) in args.iter().enumerate() {
-        if let Some(x) = arg.as_f64() {
-            keys.push(ArgKey::Number(x.to_bits()));
-            continue;
-        }
-        if handles::handle_of(&arg).is_none() {
-            return Err(Error::Value(format!(
-                "compile: argument {i} is {}; a compiled function takes NDArrays and numbers",
-                describe(&arg)
-            )));
-        }
-        let x = NdArray::from_js("compile", &arg)?;
-        let same_as = arrays.iter().position(|a| a.id() == x.id());
-        keys.push(ArgKey::Array {
+    let trees = args
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            let what = format!("compile: argument {i}");
+            Tree::split(&what, &arg, Numbers::Keep, &mut arrays)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let keys = arrays
+        .iter()
+        .enumerate()
+        .map(|(k, x)| ArrayKey {
             shape: x.shape().to_vec(),
             dtype: x.dtype(),
             stream: x.stream(),
-            same_as,
-        });
-        arrays.push(x);
-    }
+            same_as: arrays[..k].iter().position(|a| a.id() == x.id()),
+        })
+        .collect();
     let key = Key {
-        args: keys,
+        trees: trees.clone(),
+        arrays: keys,
         default: default_device(),
     };
-    Ok((arrays, key))
-}
-
-/// The arrays a traced function returned (an `NDArray` or a list of them), and whether it
-/// was one.
-fn outputs_of(value: &JsValue) -> Result<(Vec<Array>, bool), Error> {
-    if value.is_instance_of::<js_sys::Promise>() {
-        return Err(Error::Value(
-            "compile: the function returned a promise; compile needs a synchronous function".into(),
-        ));
-    }
-    let wrong = || {
-        Error::Value(format!(
-            "compile: the function must return an NDArray or an array of NDArrays, not {}",
-            describe(value)
-        ))
-    };
-    if js_sys::Array::is_array(value) {
-        let list = js_sys::Array::from(value);
-        if list.length() == 0 {
-            return Err(wrong());
-        }
-        let arrays = list
-            .iter()
-            .map(|v| match handles::handle_of(&v) {
-                Some(_) => NdArray::from_js("compile", &v),
-                None => Err(wrong()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok((arrays, false));
-    }
-    match handles::handle_of(value) {
-        Some(_) => Ok((vec![NdArray::from_js("compile", value)?], true)),
-        None => Err(wrong()),
-    }
+    Ok((trees, arrays, key))
 }

@@ -163,6 +163,12 @@ impl NdArray {
         ops::reshape(self, shape, opts)
     }
 
+    /// `stopGradient(this, opts?)`.
+    #[wasm_bindgen(js_name = stopGradient)]
+    pub fn stop_gradient(&self, opts: JsValue) -> JsResult<NdArray> {
+        ops::stop_gradient(self, opts)
+    }
+
     /// `transpose(this, axes?, opts?)`.
     pub fn transpose(&self, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
         ops::transpose(self, axes, opts)

@@ -10,7 +10,7 @@ use crate::demo::{self, Other};
 use crate::manifest::Manifest;
 
 /// The pages, relative to the repository root, and what each checks.
-const PAGES: [(&str, &str); 4] = [
+const PAGES: [(&str, &str); 5] = [
     (
         "tests/pages/compile-memory.html",
         "a compiled function lets go of what it held: after gc, and at once on dispose()",
@@ -27,6 +27,10 @@ const PAGES: [(&str, &str); 4] = [
         "tests/pages/worker.html",
         "tandem in a module Web Worker: an add on its gpu stream, no memory left behind",
     ),
+    (
+        "tests/pages/transforms.html",
+        "grad, vjp, jvp, vmap, checkpoint and compile on trees; optimizers against MLX; errors",
+    ),
 ];
 
 /// Runs one page (a path relative to the repository root) and prints its report.
@@ -40,10 +44,11 @@ pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
 /// The pages that also run in Firefox ESR and WebKitGTK, and the query each gets there: all
 /// but compile-memory.html, which forces garbage collections through Chromium's
 /// `--expose-gc`. Neither has WebGPU here, so tandem runs on its CPU path there.
-const ELSEWHERE: [(&str, &str); 3] = [
+const ELSEWHERE: [(&str, &str); 4] = [
     ("tests/pages/held-memory.html", "?without-webgpu"),
     ("tests/pages/quickstart.html", ""),
     ("tests/pages/worker.html", ""),
+    ("tests/pages/transforms.html", "?without-webgpu"),
 ];
 
 /// Runs every page in Chromium, and those of [`ELSEWHERE`] in Firefox and WebKit too; each run

@@ -76,6 +76,8 @@ export! {
     "`slice(x, start, stop, strides?, {stream?})` with MLX's semantics.",
         "slice" slice(x; start: JsValue, stop: JsValue, strides: JsValue, opts: JsValue) -> NdArray;
     "`flatten(x, {stream?})`.", "flatten" flatten(x; opts: JsValue) -> NdArray;
+    "`stopGradient(x, {stream?})`: `x`, with no gradient flowing back through it.",
+        "stopGradient" stop_gradient(x; opts: JsValue) -> NdArray;
     "`mean(x, {axis?, keepdims?, stream?})`: float32 for every dtype.",
         "mean" mean(x; opts: JsValue) -> NdArray;
     "`logsumexp(x, {axis?, keepdims?, stream?})`, computed stably.",

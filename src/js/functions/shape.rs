@@ -21,6 +21,12 @@ pub fn reshape(x: &NdArray, shape: JsValue, opts: JsValue) -> JsResult<NdArray> 
     js(ops::reshape(&x.array()?, &shape, device)).map(NdArray::new)
 }
 
+/// `stopGradient(x, opts?)`: MLX's `stop_gradient`.
+pub fn stop_gradient(x: &NdArray, opts: JsValue) -> JsResult<NdArray> {
+    let device = js(stream_option("stopGradient", &opts))?;
+    Ok(NdArray::new(ops::stop_gradient(&x.array()?, device)))
+}
+
 /// `transpose(x, axes?, opts?)`; without axes, reverses them.
 pub fn transpose(x: &NdArray, axes: JsValue, opts: JsValue) -> JsResult<NdArray> {
     js(transpose_args(&axes, &opts)).and_then(|(axes, device)| {
