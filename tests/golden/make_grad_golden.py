@@ -10,6 +10,10 @@ MLX cannot take or takes with a non-finite value (a domain edge, such as ``sqrt`
 left out; the count of each is printed. The test (``tests/grad_golden.rs``) runs the
 same function through tandem's reverse mode on both devices.
 
+Each case also carries central differences of its loss in float64 (``float64_differences``), from make_golden's NumPy reference evaluated in float64: per float input, per element, the slope where the loss is
+smooth there and mx.grad agrees with it (1e-3), else null; null for a whole case whose ops have
+no float64 reference. The tests check tandem's gradients against these too.
+
 How to run (from the repository root, with the venv of make_golden.py):
     /tmp/golden-venv/bin/python tests/golden/make_grad_golden.py
 """
@@ -55,7 +59,7 @@ def capture(name, op, inputs, params, mlx_fn, ref_fn, tol, multi=False, model_fn
     floats = [a for a in inputs if golden.dtype_name(a) == golden.F32]
     if any(a.size == 0 or not np.isfinite(a).all() for a in floats):
         return
-    CAPTURED.append((name, op, inputs, params, mlx_fn))
+    CAPTURED.append((name, op, inputs, params, mlx_fn, ref_fn))
 
 
 def weights(shape):
@@ -80,7 +84,65 @@ def deviates(inputs, mlx_fn, floats, grads):
     return not np.allclose(numeric, grads[0].reshape(-1), rtol=1e-2, atol=1e-2)
 
 
-def gradient_case(name, op, inputs, params, mlx_fn):
+class Float64References:
+    """make_golden's NumPy references, evaluated in float64 throughout: their float32
+    conversions of inputs and results are made identities, and float64 arrays count as
+    float32 ones for their dtype checks. (MLX's own float64 kernels are no reference: its CPU
+    computes transcendentals at float32 precision.)"""
+
+    def __enter__(self):
+        self.saved = golden.to_f32, golden.as_f64, dict(golden.NP_TO_NAME)
+        golden.to_f32 = lambda x: np.asarray(x, dtype=np.float64)
+        golden.as_f64 = lambda a: np.asarray(a, dtype=np.float64)
+        golden.NP_TO_NAME[np.dtype(np.float64)] = golden.F32
+        return self
+
+    def __exit__(self, *exc):
+        golden.to_f32, golden.as_f64 = self.saved[0], self.saved[1]
+        golden.NP_TO_NAME.clear()
+        golden.NP_TO_NAME.update(self.saved[2])
+
+
+def float64_differences(inputs, ref_fn, floats, grads):
+    """Central differences in float64 of the case's loss, the NumPy reference evaluated in
+    float64, for each float input: a list per input, with None where the loss is not smooth
+    at the point (differences at h and h / 10 disagree: a kink, a tie, a step of floor) or
+    where MLX's gradient is the convention there rather than the slope. None for a whole case
+    whose reference cannot run in float64."""
+    def loss(xs):
+        with np.errstate(all="ignore"):
+            out = np.asarray(ref_fn(*xs))
+        if out.dtype != np.float64:
+            raise TypeError("the reference left float64")
+        return float(np.sum(out * weights(out.shape).astype(np.float64)))
+
+    base = [a.astype(np.float64) if k in floats else a for k, a in enumerate(inputs)]
+    with Float64References():
+        try:
+            loss(base)
+        except Exception:
+            return None
+        return [slopes(loss, base, k, g) for g, k in zip(grads, floats)]
+
+
+def slopes(loss, base, k, g):
+    numeric = []
+    for i in range(base[k].size):
+        def slope(h):
+            moved = [a.copy() for a in base]
+            moved[k].reshape(-1)[i] += h
+            up = loss(moved)
+            moved[k].reshape(-1)[i] -= 2 * h
+            return (up - loss(moved)) / (2 * h)
+        scale = max(1.0, abs(float(base[k].reshape(-1)[i])))
+        coarse, fine = slope(1e-4 * scale), slope(1e-5 * scale)
+        smooth = abs(coarse - fine) <= 1e-6 * max(1.0, abs(fine))
+        agrees = abs(fine - float(g.reshape(-1)[i])) <= 1e-3 * max(1.0, abs(fine))
+        numeric.append(fine if smooth and agrees else None)
+    return numeric
+
+
+def gradient_case(name, op, inputs, params, mlx_fn, ref_fn):
     """The case's record, or a reason to leave it out."""
     mx_inputs = [golden.to_mx(a) for a in inputs]
     floats = [k for k, a in enumerate(inputs) if golden.dtype_name(a) == golden.F32]
@@ -105,6 +167,7 @@ def gradient_case(name, op, inputs, params, mlx_fn):
         assert deviates(inputs, mlx_fn, floats, arrays), f"{name}: MLX now agrees; remove it"
         print(f"note: {name} left out: {KNOWN_MLX_GRAD_DEVIATIONS[name]}", file=sys.stderr)
         return "MLX's gradient is wrong (known)"
+    numeric = float64_differences(inputs, ref_fn, floats, arrays)
     return {
         "name": name,
         "op": op,
@@ -112,6 +175,7 @@ def gradient_case(name, op, inputs, params, mlx_fn):
         "params": params,
         "wrt": floats,
         "grads": [golden.encode(a) for a in arrays],
+        "float64_differences": numeric,
         "rtol": LOOSE.get(op, RTOL),
         "atol": ATOL,
     }
@@ -141,8 +205,11 @@ def main():
     with open(path, "w") as f:
         f.write(head + ', "cases": [\n' + body + "\n]}\n")
     json.loads(open(path).read())
+    checked = [x for c in cases for per in (c["float64_differences"] or []) for x in per]
     print(f"wrote {len(cases)} gradient cases to {path} ({os.path.getsize(path)} bytes); "
-          f"left out: {skipped}")
+          f"left out: {skipped}; float64 differences: {sum(x is not None for x in checked)} of "
+          f"{len(checked)} elements smooth and agreeing with mx.grad, "
+          f"{sum(c['float64_differences'] is None for c in cases)} cases without a float64 reference")
 
 
 if __name__ == "__main__":

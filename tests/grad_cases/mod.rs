@@ -1,7 +1,8 @@
 //! Runs MLX's gradients of tandem's ops (`tests/golden/grad.json`, made by
 //! `tests/golden/make_grad_golden.py`) through tandem's reverse mode on a device: for each
 //! case, `sum(op(*inputs) * w)` is differentiated and every gradient element is checked
-//! against `mx.grad`'s. Shared by the native test (`tests/grad_golden.rs`) and the browser
+//! against `mx.grad`'s, and, where the loss is smooth, against central differences of the
+//! NumPy reference in float64. Shared by the native test (`tests/grad_golden.rs`) and the browser
 //! tests (`tests/web/kernels.rs`); it uses `golden_cases` (the ops by name), which each of them
 //! declares.
 #![allow(dead_code)]
@@ -125,6 +126,27 @@ async fn run_case(runtime: &Runtime, case: &Value, device: Device) -> Result<(),
                 "gradient {k} element {at} is {:?}, MLX gives {:?}",
                 got.get(at),
                 want.get(at)
+            )));
+        }
+        check_float64(&case["float64_differences"], k, &got, scale)?;
+    }
+    Ok(())
+}
+
+/// Gradient `k` against the case's central differences in float64 (NumPy's reference, made
+/// by the script), where the loss is smooth and MLX agrees with them: to 1e-3 of the largest
+/// gradient element, as float32 kernels allow.
+fn check_float64(differences: &Value, k: usize, got: &[f32], scale: f32) -> Result<(), Outcome> {
+    let Some(slopes) = differences.get(k).and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for (i, (g, slope)) in got.iter().zip(slopes).enumerate() {
+        let Some(slope) = slope.as_f64() else {
+            continue;
+        };
+        if (*g as f64 - slope).abs() > 1e-3 * scale as f64 + 1e-3 * slope.abs() {
+            return Err(Outcome::Failed(format!(
+                "gradient {k} element {i} is {g}, float64 central differences give {slope}"
             )));
         }
     }
