@@ -12,6 +12,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::common::PageCompiled;
+use tandem::js::functions::exported;
+use tandem::js::grad::value_and_grad_call;
 use tandem::js::tidy::tidy;
 
 use super::generate::{Known, State, op};
@@ -32,9 +34,18 @@ pub struct Function {
     pub body: Vec<(Call, usize)>,
     /// The locals it returns, all made by the body: one is an NDArray, more a list.
     pub outputs: Vec<usize>,
+    /// Whether the program takes its gradient: then what is compiled (and what the reference
+    /// run calls plainly) is `valueAndGrad` of the float32 sum of its last output, with
+    /// respect to its first argument, which makes two arrays: the value and the gradient.
+    pub grad: bool,
 }
 
 impl Function {
+    /// The arrays a call makes.
+    pub fn results(&self) -> usize {
+        if self.grad { 2 } else { self.outputs.len() }
+    }
+
     /// `(x0, x1) => { … }`, as a page writes it; captures are `k{n}_{j}` constants.
     pub fn to_js(&self, n: usize) -> String {
         let mut names: Vec<String> = (0..self.arity).map(|i| format!("x{i}")).collect();
@@ -44,7 +55,10 @@ impl Function {
             text += &format!("const k{n}_{j} = a[{a}];\n");
         }
         let params = names[..self.arity].join(", ");
-        text += &format!("f[{n}] = tn.compile(({params}) => {{\n");
+        match self.grad {
+            true => text += &format!("f[{n}] = tn.compile(tn.valueAndGrad(({params}) => {{\n"),
+            false => text += &format!("f[{n}] = tn.compile(({params}) => {{\n"),
+        }
         for (call, count) in &self.body {
             let first = names.len();
             let made: Vec<String> = (first..first + count).map(|v| format!("v{v}")).collect();
@@ -57,6 +71,10 @@ impl Function {
             names.extend(made);
         }
         let outs: Vec<&str> = self.outputs.iter().map(|&o| names[o].as_str()).collect();
+        if self.grad {
+            let last = outs[outs.len() - 1];
+            return text + &format!("  return tn.sum(tn.astype({last}, \"float32\"));\n}}));");
+        }
         text += &match outs.len() {
             1 => format!("  return {};\n}});", outs[0]),
             _ => format!("  return [{}];\n}});", outs.join(", ")),
@@ -168,6 +186,7 @@ pub fn new_function(rng: &mut Rng, page: &Arrays, live: &[Known]) -> Option<(Fun
         captures,
         body,
         outputs,
+        grad: rng.chance(30),
     };
     Some((function, args))
 }
@@ -252,17 +271,24 @@ impl PageFunction {
     /// Compiles `function`, closing over `captured` (the page's arrays, as JS values).
     pub fn new(function: &Function, streams: &[JsValue], captured: Vec<JsValue>) -> PageFunction {
         let (function, streams) = (function.clone(), streams.to_vec());
+        let grad = function.grad;
         let body = move |x0: JsValue, x1: JsValue, x2: JsValue| -> Result<JsValue, JsValue> {
             let mut locals: Vec<JsValue> = [x0, x1, x2][..function.arity].to_vec();
             locals.extend(captured.iter().cloned());
             let (outputs, _) = run_body(&function, &streams, locals)?;
+            if function.grad {
+                return loss(&outputs);
+            }
             Ok(match outputs.len() {
                 1 => outputs[0].clone(),
                 _ => outputs.into_iter().collect::<js_sys::Array>().into(),
             })
         };
         type Body = dyn Fn(JsValue, JsValue, JsValue) -> Result<JsValue, JsValue>;
-        let f = Closure::wrap(Box::new(body) as Box<Body>).into_js_value();
+        let mut f = Closure::wrap(Box::new(body) as Box<Body>).into_js_value();
+        if grad {
+            f = value_and_grad_of(f);
+        }
         PageFunction(PageCompiled::new(f).expect("a function"))
     }
 
@@ -285,6 +311,32 @@ impl PageFunction {
     pub fn dispose(&self) {
         self.0.dispose();
     }
+}
+
+/// The float32 sum of a function's last output: the loss its gradient is taken of.
+fn loss(outputs: &[JsValue]) -> Result<JsValue, JsValue> {
+    let last = outputs[outputs.len() - 1].clone();
+    let wide = exported::astype(last, "float32", JsValue::UNDEFINED)?;
+    Ok(exported::sum(wide.into(), JsValue::UNDEFINED)?.into())
+}
+
+/// `valueAndGrad(f)` as the package makes it: a function of three arguments (the closures'
+/// arity) that passes `f` to the glue at each call.
+fn value_and_grad_of(f: JsValue) -> JsValue {
+    let call = move |x0: JsValue, x1: JsValue, x2: JsValue| -> Result<JsValue, JsValue> {
+        let args: js_sys::Array = [x0, x1, x2]
+            .into_iter()
+            .filter(|x| !x.is_undefined())
+            .collect();
+        value_and_grad_call(&f, args, JsValue::UNDEFINED, true)
+    };
+    type Call = dyn Fn(JsValue, JsValue, JsValue) -> Result<JsValue, JsValue>;
+    Closure::wrap(Box::new(call) as Box<Call>).into_js_value()
+}
+
+/// `[value, gradient]` as the two arrays a gradient call makes.
+fn flat_pair(result: JsValue) -> Vec<JsValue> {
+    js_sys::Array::from(&result).iter().collect()
 }
 
 /// A function as the reference run knows it: what it closed over when it was compiled, and
@@ -319,6 +371,23 @@ impl RefFunction {
                 _ => Param::Number,
             })
             .collect();
+        if self.function.grad {
+            let (function, streams) = (self.function.clone(), page.streams.clone());
+            let arity = args.len();
+            let captured = self.captured.clone();
+            let body = move |x0: JsValue, x1: JsValue, x2: JsValue| -> Result<JsValue, JsValue> {
+                let mut locals: Vec<JsValue> = [x0, x1, x2][..arity].to_vec();
+                locals.extend(captured.iter().cloned());
+                let (outputs, _) = run_body(&function, &streams, locals)?;
+                loss(&outputs)
+            };
+            type Body = dyn Fn(JsValue, JsValue, JsValue) -> Result<JsValue, JsValue>;
+            let f = Closure::wrap(Box::new(body) as Box<Body>).into_js_value();
+            let call_args: js_sys::Array = args.iter().map(|a| page.value(a)).collect();
+            let result = value_and_grad_call(&f, call_args, JsValue::UNDEFINED, true)?;
+            self.calls.push((args.to_vec(), params));
+            return Ok(flat_pair(result));
+        }
         let (outputs, others) = run_body(&self.function, &page.streams, locals)?;
         others.iter().for_each(dispose);
         self.calls.push((args.to_vec(), params));
@@ -343,7 +412,7 @@ pub fn propose(
         .collect();
     if held.is_empty() || rng.chance(25) {
         let (function, args) = new_function(rng, page, live)?;
-        let count = function.outputs.len();
+        let count = function.results();
         let call = Step::CallCompiled {
             f: functions.len(),
             args,
@@ -363,7 +432,7 @@ pub fn propose(
                 f,
                 args: arguments(rng, params, earlier, live),
                 tidy: rng.chance(50),
-                count: known.function.outputs.len(),
+                count: known.function.results(),
             }
         }
     }])
