@@ -56,6 +56,17 @@ function colour(op) {
 }
 
 export function drawHistory() {
+  const drawn = drawEvents(recorded, { chart: "history", legend: "history-legend", info: "history-info" });
+  window.tandemHistory = { state: "drawn", bands: drawn, events: recorded.length };
+}
+
+/**
+ * Draws `events` (from memoryHistory()) as one chart per device into the element `ids.chart`,
+ * a legend of ops into `ids.legend`, and the hovered band's details into `ids.info`. Returns
+ * the number of bands drawn. The training page draws its steps with it too.
+ */
+export function drawEvents(events, ids) {
+  const recorded = events;
   const ns = "http://www.w3.org/2000/svg";
   const charts = [];
   let drawn = 0;
@@ -64,10 +75,11 @@ export function drawHistory() {
     const { all, peak } = bands(recorded, device);
     if (all.length === 0) continue;
     const svg = document.createElementNS(ns, "svg");
-    const width = $("history").clientWidth || 700;
+    const width = $(ids.chart).clientWidth || 700;
     const height = 160;
-    svg.setAttribute("width", width);
-    svg.setAttribute("height", height + 20);
+    // Drawn at the container's width, and scaled with it (a phone turned, a window resized).
+    svg.setAttribute("viewBox", `0 0 ${width} ${height + 20}`);
+    svg.setAttribute("width", "100%");
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", `live ${device} bytes over the run`);
     const x = (i) => 60 + (i / Math.max(1, count - 1)) * (width - 70);
@@ -93,7 +105,7 @@ export function drawHistory() {
       title.textContent = info;
       polygon.append(title);
       polygon.addEventListener("mouseenter", () => {
-        $("history-info").textContent = info;
+        $(ids.info).textContent = info;
       });
       svg.append(polygon);
       drawn++;
@@ -113,8 +125,8 @@ export function drawHistory() {
     svg.append(label, scale, axis);
     charts.push(svg);
   }
-  $("history").replaceChildren(...charts);
-  $("history-legend").replaceChildren(
+  $(ids.chart).replaceChildren(...charts);
+  $(ids.legend).replaceChildren(
     ...[...colours].map(([op, fill]) => {
       const item = document.createElement("span");
       item.className = "legend";
@@ -123,5 +135,5 @@ export function drawHistory() {
       return item;
     }),
   );
-  window.tandemHistory = { state: "drawn", bands: drawn, events: count };
+  return drawn;
 }

@@ -35,7 +35,8 @@ commands:
                     the test pages; `test page PATH` builds the package and runs one page
                     of tests/pages/
   demo [--headless] setup, build, and serve the demo on the manifest's address;
-                    --headless prints what the page shows instead
+                    --headless prints what the pages show instead (the streams demo, then
+                    the training page; `demo --headless train` drives the training page only)
   bench split       build, then time MLX's GPU-only vs split workload in headless Chromium
   bench batching    build, then time GPU-only workloads per setDispatchesPerSubmit setting
   bench memory      build, then run 2,000 random-sized raw GPU blocks under each allocator
@@ -80,6 +81,10 @@ fn run(args: &[&str]) -> Result<(), String> {
             .and_then(|()| pages::run_one(&manifest, page)),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
+        ["demo", "--headless", "train"] => setup::setup(&manifest)
+            .and_then(|()| package::build(&manifest))
+            .and_then(|()| demo::run_training(&manifest))
+            .map(|report| println!("{report}")),
         ["bench", "peers", rest @ ..] => bench::peers(&manifest, rest),
         ["bench", "dispatch"] => dispatch::dispatch(&manifest),
         ["bench", name] => bench::bench(&manifest, name),

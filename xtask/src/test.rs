@@ -80,15 +80,24 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
     package::build(manifest)?;
     package_steps(manifest, tally)?;
     step("demo page (built package, headless Chromium)");
-    match demo::run_demo(manifest) {
+    let demo = demo::run_demo(manifest);
+    count(tally, &demo);
+    step("training page (built package, headless Chromium)");
+    let training = demo::run_training(manifest);
+    count(tally, &training);
+    demo.and(training).map(drop)
+}
+
+/// Tallies a page's drive and prints its report (or nothing: the error is returned).
+fn count(tally: &mut Tally, outcome: &Result<String, String>) {
+    match outcome {
         Ok(text) => {
             println!("{text}");
             tally.passed += 1;
-            Ok(())
         }
         Err(e) => {
+            eprintln!("{e}");
             tally.failed += 1;
-            Err(e)
         }
     }
 }

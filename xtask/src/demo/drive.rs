@@ -392,7 +392,7 @@ fn open_history(browser: &Browser) -> Result<String, String> {
     ))
 }
 
-fn save(png: &[u8], relative: &str) -> Result<String, String> {
+pub(super) fn save(png: &[u8], relative: &str) -> Result<String, String> {
     let path = root().join(relative);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)

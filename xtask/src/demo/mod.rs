@@ -3,8 +3,10 @@
 
 mod code;
 mod drive;
+mod train;
 
 pub use drive::run_demo;
+pub use train::run_training;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -20,6 +22,7 @@ pub fn demo(manifest: &Manifest, headless: bool) -> Result<(), String> {
     package::build(manifest)?;
     if headless {
         println!("{}", run_demo(manifest)?);
+        println!("{}", run_training(manifest)?);
         return Ok(());
     }
     let package = root().join(&manifest.out_dir);
