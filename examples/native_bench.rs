@@ -19,8 +19,9 @@ fn main() {
 mod bench {
     use std::time::Instant;
 
-    use tandem::graph::primitive::{ReduceOp, UnaryOp};
+    use tandem::graph::primitive::{BinaryOp, ReduceOp, UnaryOp};
     use tandem::ops::fast::AttentionMask;
+    use tandem::transforms::grad::value_and_grad;
     use tandem::{Array, Device, Runtime, RuntimeOptions, ops};
 
     const WARMUPS: usize = 3;
@@ -36,7 +37,7 @@ mod bench {
         work: f64,
         unit: &'static str,
         inputs: Vec<Array>,
-        op: fn(&[Array]) -> Array,
+        op: fn(&[Array]) -> Vec<Array>,
     }
 
     fn random(shape: &[usize], seed: u32) -> Array {
@@ -49,7 +50,7 @@ mod bench {
             work: 2.0 * (m * k * n) as f64,
             unit: "GFLOP/s",
             inputs: vec![random(&[m, k], 1), random(&[k, n], 2)],
-            op: |x| ops::matmul(&x[0], &x[1], Device::Gpu).unwrap(),
+            op: |x| vec![ops::matmul(&x[0], &x[1], Device::Gpu).unwrap()],
         }
     }
 
@@ -68,7 +69,7 @@ mod bench {
             work: 8.0 * n as f64,
             unit: "GB/s",
             inputs: vec![random(&[n], 3)],
-            op: |x| ops::unary(UnaryOp::Exp, &x[0], Device::Gpu).unwrap(),
+            op: |x| vec![ops::unary(UnaryOp::Exp, &x[0], Device::Gpu).unwrap()],
         }
     }
 
@@ -78,7 +79,7 @@ mod bench {
             work: 4.0 * n as f64,
             unit: "GB/s",
             inputs: vec![random(&[n], 4)],
-            op: |x| ops::reduce(ReduceOp::Sum, &x[0], None, false, Device::Gpu).unwrap(),
+            op: |x| vec![ops::reduce(ReduceOp::Sum, &x[0], None, false, Device::Gpu).unwrap()],
         }
     }
 
@@ -91,7 +92,7 @@ mod bench {
             inputs: vec![random(&[n], 6)],
             op: |x| {
                 let sum = tandem::graph::primitive::ScanOp::Sum;
-                ops::scan(sum, &x[0], Some(0), false, true, Device::Gpu).unwrap()
+                vec![ops::scan(sum, &x[0], Some(0), false, true, Device::Gpu).unwrap()]
             },
         }
     }
@@ -102,7 +103,7 @@ mod bench {
             work: 8.0 * (rows * cols) as f64,
             unit: "GB/s",
             inputs: vec![random(&[rows, cols], 5)],
-            op: |x| ops::softmax(&x[0], Some(&[-1]), Device::Gpu).unwrap(),
+            op: |x| vec![ops::softmax(&x[0], Some(&[-1]), Device::Gpu).unwrap()],
         }
     }
 
@@ -114,7 +115,7 @@ mod bench {
             work: 4.0 * (b * h * l * l * d) as f64,
             unit: "GFLOP/s",
             inputs: (0..3).map(|i| random(&[b, h, l, d], 10 + i)).collect(),
-            op: |x| sdpa(x, AttentionMask::Causal),
+            op: |x| vec![sdpa(x, AttentionMask::Causal)],
         }
     }
 
@@ -151,8 +152,29 @@ mod bench {
                 .enumerate()
                 .map(|(i, s)| random(s, 20 + i as u32))
                 .collect(),
-            op: block,
+            op: |p| vec![block(p)],
         }
+    }
+
+    /// The block's forward and backward pass: `sum(block(x) * dy)` and its gradient with
+    /// respect to every input, as the peer benchmark's `transformer-grad` (`dy` is the last
+    /// input).
+    fn transformer_grad() -> Workload {
+        let mut workload = transformer();
+        workload.name = "transformer block, forward and backward".into();
+        workload.work *= 3.0;
+        workload.inputs.push(random(&[128, 768], 33));
+        workload.op = |p| {
+            let g = Device::Gpu;
+            let (params, dy) = p.split_at(p.len() - 1);
+            let loss = |v: &[Array]| {
+                let y = ops::binary(BinaryOp::Multiply, &block(v), &dy[0], g)?;
+                ops::reduce(ReduceOp::Sum, &y, None, false, g)
+            };
+            let (value, grads) = value_and_grad(loss, params).unwrap();
+            std::iter::once(value).chain(grads).collect()
+        };
+        workload
     }
 
     fn block(p: &[Array]) -> Array {
@@ -216,7 +238,7 @@ mod bench {
                     let y = ops::add(&y, &p[2 + 2 * l], g).unwrap();
                     x = ops::unary(UnaryOp::Relu, &y, g).unwrap();
                 }
-                x
+                vec![x]
             },
         }
     }
@@ -224,7 +246,9 @@ mod bench {
     /// Seconds for `reps` ops in one evaluation, up to the GPU finishing them.
     fn time(runtime: &Runtime, workload: &Workload, reps: usize) -> f64 {
         let start = Instant::now();
-        let outs: Vec<Array> = (0..reps).map(|_| (workload.op)(&workload.inputs)).collect();
+        let outs: Vec<Array> = (0..reps)
+            .flat_map(|_| (workload.op)(&workload.inputs))
+            .collect();
         pollster::block_on(runtime.evaluate(&outs)).unwrap();
         start.elapsed().as_secs_f64()
     }
@@ -261,6 +285,7 @@ mod bench {
             attention(1, 12, 128, 64),
             attention(8, 12, 256, 64),
             transformer(),
+            transformer_grad(),
             float16(transformer()),
             cnn(),
         ];

@@ -512,3 +512,52 @@ fn a_packed_matmul_takes_its_epilogue_on_the_gpu_with_the_unfused_bits() {
     }
     gpu.choices.matmul.set(chosen);
 }
+
+/// A matmul's epilogue over many one-element inputs: fusion counts each as a parameter word,
+/// not a buffer, so the GPU must pass them so, even once they are on the GPU. Before, the
+/// epilogue bound them as buffers, and a program of the product, one other array and five
+/// numbers needed nine bindings of the seven a kernel has: the backward pass of a transformer
+/// block panicked on the GPU.
+#[test]
+fn a_matmul_epilogue_takes_its_numbers_as_words() {
+    let runtime = gpu_runtime();
+    let a = Array::from_f32(
+        &(0..48).map(|i| i as f32 * 0.1).collect::<Vec<_>>(),
+        &[6, 8],
+    )
+    .unwrap();
+    let b = Array::from_f32(
+        &(0..32).map(|i| 1.0 - i as f32 * 0.05).collect::<Vec<_>>(),
+        &[8, 4],
+    )
+    .unwrap();
+    let c = Array::from_f32(&[0.5; 24], &[6, 4]).unwrap();
+    let numbers: Vec<Array> = (1..=5)
+        .map(|k| Array::from_f32(&[k as f32 * 0.25], &[]).unwrap())
+        .collect();
+    let chain = |device: Device| {
+        let mut y = ops::matmul(&a, &b, device).unwrap();
+        for (k, s) in numbers.iter().enumerate() {
+            let op = if k % 2 == 0 {
+                BinaryOp::Multiply
+            } else {
+                BinaryOp::Add
+            };
+            y = ops::binary(op, &y, s, device).unwrap();
+        }
+        ops::binary(BinaryOp::Add, &y, &c, device).unwrap()
+    };
+    let want = pollster::block_on(runtime.read_f32(&chain(Device::Cpu))).unwrap();
+    // Uploaded first, as an earlier kernel of the same pass would.
+    for s in &numbers {
+        let on_gpu = ops::unary(UnaryOp::Exp, s, Device::Gpu).unwrap();
+        pollster::block_on(runtime.evaluate(&[on_gpu])).unwrap();
+    }
+    // GPU programs fuse from their second evaluation.
+    for _ in 0..3 {
+        let got = pollster::block_on(runtime.read_f32(&chain(Device::Gpu))).unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} != {w}");
+        }
+    }
+}

@@ -22,11 +22,16 @@ use crate::graph::primitive::{Primitive, ReduceOp, UnaryOp};
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
-/// Whether `primitive` takes one-element host inputs as words ([`GpuInput::word`]).
+/// Whether `primitive` takes one-element host inputs as words ([`GpuInput::word`]): the
+/// elementwise ops, and a matmul's epilogue program (its inputs from the third on).
 pub fn takes_words(primitive: &Primitive) -> bool {
     matches!(
         primitive,
-        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Where | Primitive::Fused(_)
+        Primitive::Unary(_)
+            | Primitive::Binary(_)
+            | Primitive::Where
+            | Primitive::Fused(_)
+            | Primitive::MatmulThen(_)
     )
 }
 

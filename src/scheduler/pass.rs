@@ -205,27 +205,34 @@ fn run_on_gpu(
     if let Some(why) = gpu.errors.lost_reason() {
         return Err(gpu::device::errors::lost_error(&why));
     }
-    // A one-element input only on the host goes to an elementwise kernel as a word: uploading
-    // it would make a buffer and a write for every `add(x, 1)`.
+    // A one-element input on the host goes to an elementwise kernel as a word: uploading it
+    // would make a buffer and a write for every `add(x, 1)`. It does so even once an earlier
+    // kernel has uploaded it, as fusion counted it (as a word, not among a program's buffers,
+    // `transforms/fuse.rs`) when it was only on the host: else a program at its limit of
+    // buffers would bind one too many.
     // Of the packed dtypes' kernels, only the fused ones take words (the element widened to
     // its compute dtype); casts read buffers.
     let primitive = node.primitive();
-    let fused = matches!(primitive, Some(Primitive::Fused(_)));
+    // A matmul's epilogue reads its program's inputs (from the third on) as a fused kernel does.
+    let epilogue = matches!(primitive, Some(Primitive::MatmulThen(_)));
+    let fused = epilogue || matches!(primitive, Some(Primitive::Fused(_)));
     let takes_words = primitive.is_some_and(|p| gpu::eval::takes_words(&p))
         && (fused || !node.dtype().is_packed());
     let word_of = |x: &Array, d: &Data| {
         let dtype = x.dtype();
-        let host = (takes_words && (fused || !dtype.is_packed()) && x.is_host_scalar())
+        let host = (takes_words && (fused || !dtype.is_packed()) && x.size() == 1)
             .then(|| d.storage.host_words())
             .flatten()?;
         let at = d.layout.offset;
         (at / dtype.per_word() < host.len())
             .then(|| crate::dtype::packed::element(&host[..], dtype, at))
     };
+    let operands = if epilogue { 2 } else { 0 };
     let words: Vec<Option<u32>> = inputs
         .iter()
         .zip(input_data)
-        .map(|(x, d)| word_of(x, d))
+        .enumerate()
+        .map(|(k, (x, d))| if k < operands { None } else { word_of(x, d) })
         .collect();
     let buffers = input_data
         .iter()
