@@ -4,7 +4,7 @@
 // jax-js moves ownership on use: passing an array to an op consumes one reference, `.ref`
 // adds one, and `data()` reads the array back and disposes it. The inputs are held by this
 // module (one reference each, dropped in dispose) and every use inside a run takes `.ref`.
-import { defaultDevice, init, jit, lax, nn, numpy as np } from "@jax-js/jax";
+import { defaultDevice, init, jit, lax, nn, numpy as np, tree, valueAndGrad } from "@jax-js/jax";
 import { packageVersion } from "./workloads.js";
 
 const SINGLE_OPS = new Set(["matmul", "exp", "sum", "sum-axis0"]);
@@ -23,6 +23,7 @@ export async function setup(runtimeId) {
 
 function supports(jitted, w) {
   if (w.dtype) return "tandem only: the float16 block measures tandem's own memory against its float32 block";
+  if (w.op === "transformer-stack") return "tandem only: the peak memory of tn.checkpoint against none";
   if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
   if (w.op === "mlx" && w.placement !== "gpu") {
     return w.placement === "split" ? "one device: no split" : "runs on webgpu";
@@ -143,9 +144,77 @@ async function prepare(jitted, w, inputs) {
       const f = maybeJit((...xs) => model(Object.fromEntries(names.map((n, i) => [n, xs[i]]))));
       return impl(() => readAll([f(...held.map((x) => x.ref))]));
     }
+    case "transformer-grad": {
+      const p = {};
+      for (const name of Object.keys(inputs)) p[name] = await load(name);
+      const { dy, ...params } = p;
+      const block = transformerBlock(w);
+      const f = maybeJit(valueAndGrad((q, dy) => np.sum(np.multiply(block(q), dy))));
+      const run = async () => {
+        const [loss, grads] = f(tree.ref(params), dy.ref);
+        const all = Object.values(grads);
+        await Promise.all(all.map((a) => a.ref.blockUntilReady()));
+        const out = await readAll([loss, grads.b2.ref, grads.b1.ref]);
+        for (const a of all) a.dispose();
+        return out;
+      };
+      return impl(run);
+    }
+    case "mlp-train": {
+      const p = {};
+      for (const name of MLP_PARAMS) p[name] = await load(name);
+      const [x, labels] = [await load("x"), await load("labels")];
+      const f = maybeJit(mlpStep(w));
+      // The first step of a fresh Adam: its moments are zeros, made each run as an optimizer
+      // makes its state.
+      const run = async () => {
+        const zeros = () => Object.fromEntries(MLP_PARAMS.map((k) => [k, np.zeros(p[k].shape)]));
+        const [loss, next, m, v] = f(tree.ref(p), zeros(), zeros(), x.ref, labels.ref);
+        const all = [...Object.values(next), ...Object.values(m), ...Object.values(v)];
+        await Promise.all(all.map((a) => a.ref.blockUntilReady()));
+        const out = await readAll([loss, next.w3.ref, next.b1.ref]);
+        for (const a of all) a.dispose();
+        return out;
+      };
+      return impl(run);
+    }
     default:
       throw new Error(`jax: no implementation of ${w.op}`);
   }
+}
+
+const MLP_PARAMS = ["w1", "b1", "w2", "b2", "w3", "b3"];
+
+// One training step of the MLP of models.js: valueAndGrad of its softmax cross-entropy, then
+// Adam's bias-corrected update at step 1 (jax-js has no optimizers; this is optax's rule).
+function mlpStep(w) {
+  const loss = (p, x, labels) => {
+    const dense = (h, weight, bias) => np.add(np.matmul(h, weight), bias);
+    const h1 = nn.relu(dense(x, p.w1, p.b1));
+    const h2 = nn.relu(dense(h1, p.w2, p.b2));
+    const z = dense(h2, p.w3, p.b3);
+    const picked = np.sum(np.multiply(z.ref, labels), 1);
+    return np.mean(np.subtract(nn.logsumexp(z, 1), picked));
+  };
+  const valueAndGradient = valueAndGrad(loss);
+  const [b1, b2] = [0.9, 0.999];
+  return (p, m, v, x, labels) => {
+    const [value, g] = valueAndGradient(tree.ref(p), x, labels);
+    const next = {};
+    const moments = {};
+    const seconds = {};
+    for (const k of MLP_PARAMS) {
+      const gk = g[k];
+      const mk = np.add(np.multiply(m[k], b1), np.multiply(gk.ref, 1 - b1));
+      const vk = np.add(np.multiply(v[k], b2), np.multiply(np.square(gk), 1 - b2));
+      const scaled = np.multiply(np.sqrt(vk.ref), 1 / Math.sqrt(1 - b2));
+      const step = np.divide(np.multiply(mk.ref, w.lr / (1 - b1)), np.add(scaled, w.eps));
+      next[k] = np.subtract(p[k], step);
+      moments[k] = mk;
+      seconds[k] = vk;
+    }
+    return [value, next, moments, seconds];
+  };
 }
 
 // The block of models.js. Each argument is consumed once; one used twice takes `.ref` first.

@@ -24,13 +24,17 @@ export async function setup(runtimeId) {
     },
     supports: (w) => {
       if (compiled && SINGLE_OPS.has(w.op)) return "a single op: nothing to compile";
-      return supports(device, w);
+      if (compiled && w.op === "transformer-stack") return "measures checkpoint's peak, compiled or not";
+      return supports(device, w, info.adapter?.isFallbackAdapter === true);
     },
     prepare: (w, inputs) => prepare(device, w, inputs, compiled ? tn.compile : (f) => f),
   };
 }
 
-function supports(device, w) {
+function supports(device, w, fallback) {
+  if (w.op === "transformer-stack" && device === "gpu" && fallback) {
+    return "a software adapter takes minutes a run: the CPU stream measures checkpoint's peak here";
+  }
   if (w.dtype && w.dtype !== "float32") return true;
   if (w.cpuForward) return "TF.js only: its default CPU forwarding of small ops";
   if (w.op !== "mlx") return true;
@@ -131,9 +135,84 @@ async function prepare(device, w, inputs, compile) {
       const f = compile((...xs) => model(w, Object.fromEntries(names.map((n, i) => [n, xs[i]])), stream));
       return measured(() => readAll([tn.tidy(() => f(...args))]), dispose);
     }
+    case "transformer-grad": {
+      const held = {};
+      for (const name of Object.keys(inputs)) held[name] = await load(name);
+      const { dy, ...params } = held;
+      const lossOf = (p, dy) => tn.sum(tn.multiply(transformerBlock(w, p, stream), dy, stream), stream);
+      const step = compile(tn.valueAndGrad(lossOf));
+      const run = async () => {
+        const [loss, grads] = step(params, dy);
+        await tn.evaluate(loss, ...Object.values(grads));
+        const out = await readAll([loss, grads.b2, grads.b1]);
+        for (const g of Object.values(grads)) g.dispose();
+        return out;
+      };
+      return measured(run, dispose);
+    }
+    case "transformer-stack": {
+      const held = {};
+      for (const name of Object.keys(inputs)) held[name] = await load(name);
+      const layer = (x, ...weights) => {
+        const p = Object.fromEntries(BLOCK_WEIGHTS.map((n, i) => [n, weights[i]]));
+        return transformerBlock(w, { x, ...p }, stream);
+      };
+      const run_layer = w.checkpoint ? tn.checkpoint(layer) : layer;
+      const lossOf = (p, x, dy) => {
+        let h = x;
+        for (let l = 0; l < w.layers; l++) h = run_layer(h, ...BLOCK_WEIGHTS.map((n) => p[`l${l}_${n}`]));
+        return tn.sum(tn.multiply(h, dy, stream), stream);
+      };
+      const { x, dy, ...params } = held;
+      const step = tn.valueAndGrad(lossOf);
+      const last = `l${w.layers - 1}_b2`;
+      const run = async () => {
+        const [loss, grads] = step(params, x, dy);
+        await tn.evaluate(loss, ...Object.values(grads));
+        const out = await readAll([loss, grads[last]]);
+        for (const g of Object.values(grads)) g.dispose();
+        return out;
+      };
+      return measured(run, dispose);
+    }
+    case "mlp-train": {
+      const names = Object.keys(inputs);
+      const held = {};
+      for (const name of names) held[name] = await load(name);
+      const { x, labels, ...initial } = held;
+      const step = compile(trainStep(stream));
+      const run = async () => {
+        // The first step from the same weights, with a fresh optimizer (its state made on
+        // the first update), so that every run computes the same thing.
+        const adam = new tn.optimizers.Adam({ learningRate: w.lr, eps: w.eps, biasCorrection: true });
+        const [loss, grads] = step(initial, x, labels);
+        const next = adam.update(initial, grads);
+        await tn.evaluate(loss, ...Object.values(next));
+        const out = await readAll([loss, next.w3, next.b1]);
+        for (const a of [...Object.values(grads), ...Object.values(next)]) a.dispose();
+        adam.reset();
+        return out;
+      };
+      return measured(run, dispose);
+    }
     default:
       throw new Error(`tandem: no implementation of ${w.op}`);
   }
+}
+
+const BLOCK_WEIGHTS = ["ln1w", "ln1b", "wqkv", "bqkv", "wo", "bo", "ln2w", "ln2b", "w1", "b1", "w2", "b2"];
+
+// valueAndGrad of the MLP's softmax cross-entropy, over its parameters (a tree {w1, b1, …}).
+function trainStep(opts) {
+  const dense = (h, weight, bias) => tn.add(tn.matmul(h, weight, opts), bias, opts);
+  const loss = (p, x, labels) => {
+    const h1 = tn.relu(dense(x, p.w1, p.b1), opts);
+    const h2 = tn.relu(dense(h1, p.w2, p.b2), opts);
+    const z = dense(h2, p.w3, p.b3);
+    const picked = tn.sum(tn.multiply(z, labels, opts), { axis: 1, ...opts });
+    return tn.mean(tn.subtract(tn.logsumexp(z, { axis: 1, ...opts }), picked, opts), opts);
+  };
+  return tn.valueAndGrad(loss);
 }
 
 // A model's run, with its memory: the active bytes once the weights are resident, and the

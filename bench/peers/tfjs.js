@@ -8,7 +8,10 @@
 // (WEBGPU_CPU_FORWARD, default true). The 1000 chained adds on 64 elements are therefore
 // reported twice: "add-chain" with the flag false (every op on the GPU, the figure tandem is
 // measured against) and "add-chain-fwd" at the default.
-import * as tf from "@tensorflow/tfjs-core";
+// The `@tensorflow/tfjs` bundle, as its users import it: tfjs-core with every kernel's
+// gradient registered (tf.train's optimizers need them; tfjs-core's own bundle leaves them
+// out). peers.html maps "@tensorflow/tfjs-core", which the backends import, to the same bundle.
+import * as tf from "@tensorflow/tfjs";
 import { packageVersion } from "./workloads.js";
 
 const WASM_DIST = "/node_modules/@tensorflow/tfjs-backend-wasm/dist/";
@@ -55,7 +58,7 @@ export async function setup(runtimeId) {
     };
   }
   return {
-    info: { library: await packageVersion("@tensorflow/tfjs-core"), backend: tf.getBackend(), ...extra },
+    info: { library: await packageVersion("@tensorflow/tfjs"), backend: tf.getBackend(), ...extra },
     supports: (w) => supports(backend, w),
     prepare: (w, inputs) => prepare(backend, w, inputs),
   };
@@ -63,6 +66,7 @@ export async function setup(runtimeId) {
 
 function supports(backend, w) {
   if (w.dtype) return "tandem only: the float16 block measures tandem's own memory against its float32 block";
+  if (w.op === "transformer-stack") return "tandem only: the peak memory of tn.checkpoint against none";
   if (w.cpuForward && backend !== "webgpu") return "the webgpu backend's CPU forwarding only";
   if (w.op !== "mlx") return true;
   if (w.placement === "split") return "one device: no split";
@@ -165,9 +169,64 @@ async function prepare(backend, w, inputs) {
       }
       return impl(() => readAll([tf.tidy(() => cnn(w, p))]));
     }
+    case "transformer-grad": {
+      const p = {};
+      for (const name of Object.keys(inputs)) p[name] = await load(name);
+      const t = w.seq;
+      const mask = tf.tensor(Float32Array.from({ length: t * t }, (_, i) => (i % t > Math.floor(i / t) ? -Infinity : 0)), [t, t]);
+      owned.push(mask);
+      const names = Object.keys(inputs).filter((n) => n !== "dy");
+      const lossOf = (...xs) => {
+        const q = Object.fromEntries(names.map((n, i) => [n, xs[i]]));
+        return tf.sum(tf.mul(transformerBlock(w, q, mask), p.dy));
+      };
+      const both = tf.valueAndGrads(lossOf);
+      const [b2, b1] = [names.indexOf("b2"), names.indexOf("b1")];
+      const run = async () => {
+        const { value, grads } = tf.tidy(() => both(names.map((n) => p[n])));
+        const out = await Promise.all([value.data(), grads[b2].data(), grads[b1].data()]);
+        tf.dispose([value, ...grads]);
+        return out;
+      };
+      return impl(run);
+    }
+    case "mlp-train": {
+      const t = {};
+      for (const name of Object.keys(inputs)) t[name] = await load(name);
+      // The weights as variables, set back to the initial weights before each run (a copy on
+      // the device), so that every run is the same first step of a fresh tf.train.adam.
+      const vars = {};
+      for (const name of PARAMS) {
+        vars[name] = tf.variable(t[name].clone(), true, `mlp_${name}`);
+        owned.push(vars[name]);
+      }
+      const varList = PARAMS.map((name) => vars[name]);
+      const run = async () => {
+        for (const name of PARAMS) vars[name].assign(t[name]);
+        const adam = tf.train.adam(w.lr, 0.9, 0.999, w.eps);
+        const loss = adam.minimize(() => mlpLoss(vars, t.x, t.labels), true, varList);
+        const out = await Promise.all([loss.data(), vars.w3.data(), vars.b1.data()]);
+        loss.dispose();
+        adam.dispose();
+        return out;
+      };
+      return impl(run);
+    }
     default:
       throw new Error(`tfjs: no implementation of ${w.op}`);
   }
+}
+
+const PARAMS = ["w1", "b1", "w2", "b2", "w3", "b3"];
+
+// The MLP's mean softmax cross-entropy, as tandem and jax-js write it.
+function mlpLoss(p, x, labels) {
+  const dense = (h, weight, bias) => tf.add(tf.matMul(h, weight), bias);
+  const h1 = tf.relu(dense(x, p.w1, p.b1));
+  const h2 = tf.relu(dense(h1, p.w2, p.b2));
+  const z = dense(h2, p.w3, p.b3);
+  const picked = tf.sum(tf.mul(z, labels), 1);
+  return tf.mean(tf.sub(tf.logSumExp(z, 1), picked));
 }
 
 function layerNorm(x, weight, bias) {

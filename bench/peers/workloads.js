@@ -2,7 +2,10 @@
 // deterministic inputs, the derived throughput, and the check of every result against a
 // reference computed here in float64 JS loops (a deterministic sample of elements or rows where
 // the output is big). The model workloads' weights and references are in models.js.
-import { cnnInputs, modelFlops, modelReference, transformerInputs } from "./models.js";
+import {
+  cnnInputs, mlpFlops, mlpInputs, mlpStepReference, modelFlops, modelReference, transformerGradInputs,
+  transformerGradReference, transformerInputs, transformerStackInputs, transformerStackReference,
+} from "./models.js";
 
 export async function loadCatalog() {
   const response = await fetch(new URL("./workloads.json", import.meta.url));
@@ -58,6 +61,12 @@ export function makeInputs(w) {
       return inDtype(w, transformerInputs(w));
     case "cnn":
       return cnnInputs(w);
+    case "mlp-train":
+      return mlpInputs(w);
+    case "transformer-grad":
+      return transformerGradInputs(w);
+    case "transformer-stack":
+      return transformerStackInputs(w);
     default:
       throw new Error(`unknown op ${w.op}`);
   }
@@ -93,6 +102,14 @@ export function derivedOf(w) {
     case "transformer":
     case "cnn":
       return { unit: "GFLOP/s", amount: modelFlops(w) * 1e-9 };
+    case "mlp-train":
+      return { unit: "GFLOP/s", amount: mlpFlops(w) * 1e-9 };
+    case "transformer-grad":
+      // The forward pass and the backward pass's two products per forward one.
+      return { unit: "GFLOP/s", amount: 3 * modelFlops({ ...w, op: "transformer" }) * 1e-9 };
+    case "transformer-stack":
+      // The same per block (a checkpointed block's recomputation not counted).
+      return { unit: "GFLOP/s", amount: 3 * w.layers * modelFlops({ ...w, op: "transformer" }) * 1e-9 };
     default:
       return null;
   }
@@ -244,6 +261,44 @@ export function makeChecker(w, inputs) {
       // residual blocks: 2e-2 where float32 is held to 2e-3.
       const tol = w.dtype === "float16" ? 2e-2 : 2e-3;
       return ([y]) => compare("y", y, size, indices, reference, tol, tol);
+    }
+    case "mlp-train": {
+      // [loss, updated w3, updated b1] against the float64 step.
+      let ref = null;
+      const all = (n) => Array.from({ length: n }, (_, i) => i);
+      return ([loss, w3, b1]) => {
+        ref ??= mlpStepReference(w, inputs);
+        return (
+          compare("loss", loss, 1, [0], () => ref.loss, 1e-4) ??
+          compare("w3", w3, ref.w3.length, all(ref.w3.length), (i) => ref.w3[i], 1e-4, 2e-6) ??
+          compare("b1", b1, ref.b1.length, all(ref.b1.length), (i) => ref.b1[i], 1e-4, 2e-6)
+        );
+      };
+    }
+    case "transformer-stack": {
+      // [loss, the last block's d b2] against the float64 stack.
+      let ref = null;
+      const all = (n) => Array.from({ length: n }, (_, i) => i);
+      return ([loss, b2]) => {
+        ref ??= transformerStackReference(w, inputs);
+        return (
+          compare("loss", loss, 1, [0], () => ref.loss, 2e-3, 1e-1) ??
+          compare("d b2", b2, w.dim, all(w.dim), (i) => ref.b2[i], 1e-4, 1e-4)
+        );
+      };
+    }
+    case "transformer-grad": {
+      // [loss, d b2, d b1] against the float64 block.
+      let ref = null;
+      const all = (n) => Array.from({ length: n }, (_, i) => i);
+      return ([loss, b2, b1]) => {
+        ref ??= transformerGradReference(w, inputs);
+        return (
+          compare("loss", loss, 1, [0], () => ref.loss, 1e-3, 1e-2) ??
+          compare("d b2", b2, w.dim, all(w.dim), (i) => ref.b2[i], 1e-4, 1e-4) ??
+          compare("d b1", b1, w.hidden, all(w.hidden), (i) => ref.b1[i], 2e-3, 2e-3)
+        );
+      };
     }
     default:
       throw new Error(`unknown op ${w.op}`);

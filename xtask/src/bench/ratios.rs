@@ -142,7 +142,10 @@ impl Ratios {
         }
         out.extra
             .extend(best_modes(reports, "MLX example", &MLX_MODES));
-        for w in workloads.iter().filter(|w| w.group == "model") {
+        for w in workloads
+            .iter()
+            .filter(|w| w.group == "model" || w.group == "train")
+        {
             out.extra
                 .extend(best_modes(reports, &w.title, &[w.id.as_str()]));
         }

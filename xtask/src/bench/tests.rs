@@ -81,6 +81,7 @@ fn the_committed_package_json_pins_exact_versions() {
             .find(|(name, _)| name == n)
             .map(|(_, v)| v.as_str())
     };
+    assert_eq!(find("@tensorflow/tfjs"), Some("4.22.0"));
     assert_eq!(find("@tensorflow/tfjs-core"), Some("4.22.0"));
     assert_eq!(find("@tensorflow/tfjs-backend-webgpu"), Some("4.22.0"));
     assert_eq!(find("@tensorflow/tfjs-backend-wasm"), Some("4.22.0"));
