@@ -1175,8 +1175,20 @@ export type CompiledFunction<A extends Tree[], R extends Tree> = ((
  */
 export type Tree = NDArray | number | null | readonly Tree[] | { readonly [key: string]: Tree };
 
-/** A tree of the same shape as `T` with each NDArray and number in it an NDArray. */
-export type Gradients<T> = T extends NDArray | number
+/**
+ * The arguments of a function a transform takes. `any`, so that an unannotated parameter of an
+ * arrow written in place (`tn.grad((x) => tn.sum(x))`) is usable, as it is in JavaScript;
+ * annotate the parameters for checked types.
+ */
+export type TransformArgs = any[];
+
+/**
+ * A tree of the same shape as `T` with each NDArray and number in it an NDArray. An argument
+ * typed `any` (an unannotated parameter) gets gradients typed `any`: nothing is known of its tree.
+ */
+export type Gradients<T> = 0 extends 1 & T
+  ? any
+  : T extends NDArray | number
   ? NDArray
   : T extends readonly unknown[]
     ? { [K in keyof T]: Gradients<T[K]> }
@@ -1209,12 +1221,12 @@ export interface GradOptions {
  * const g = dloss(w, x); // the shape of w
  * ```
  */
-export function grad<A extends unknown[], N extends number = 0>(
+export function grad<A extends TransformArgs, N extends number = 0>(
   fn: (...args: A) => NDArray,
   opts?: { argnums?: N },
 ): (...args: A) => Gradients<A[N]>;
 /** With a list of `argnums`: a list of gradient trees, one per argument named. */
-export function grad<A extends unknown[]>(
+export function grad<A extends TransformArgs>(
   fn: (...args: A) => NDArray,
   opts: { argnums: readonly number[] },
 ): (...args: A) => Tree[];
@@ -1224,12 +1236,12 @@ export function grad<A extends unknown[]>(
  * `[loss, ...aux]` (MLX's `has_aux`): the gradient is the loss's, and `value` is the whole list.
  */
 export function valueAndGrad<
-  A extends unknown[],
+  A extends TransformArgs,
   R extends NDArray | readonly [NDArray, ...Tree[]],
   N extends number = 0,
 >(fn: (...args: A) => R, opts?: { argnums?: N }): (...args: A) => [R, Gradients<A[N]>];
 /** With a list of `argnums`: the gradients are a list of trees, one per argument named. */
-export function valueAndGrad<A extends unknown[], R extends NDArray | readonly [NDArray, ...Tree[]]>(
+export function valueAndGrad<A extends TransformArgs, R extends NDArray | readonly [NDArray, ...Tree[]]>(
   fn: (...args: A) => R,
   opts: { argnums: readonly number[] },
 ): (...args: A) => [R, Tree[]];
@@ -1272,7 +1284,7 @@ export interface VmapOptions {
  * works as it does unmapped, at the cost of one call (and its kernels) per index. An axis of
  * extent 0 calls `fn` once on zeros to learn the outputs' shapes.
  */
-export function vmap<A extends unknown[], R extends Tree>(
+export function vmap<A extends TransformArgs, R extends Tree>(
   fn: (...args: A) => R,
   opts?: VmapOptions,
 ): (...args: A) => R;
@@ -1282,7 +1294,7 @@ export function vmap<A extends unknown[], R extends Tree>(
  * but recomputed when the backward pass reaches it: less peak memory for one more forward pass
  * of `fn`. `fn` must compute the same thing each call (no random draws without a fixed key).
  */
-export function checkpoint<A extends unknown[], R extends Tree>(fn: (...args: A) => R): (...args: A) => R;
+export function checkpoint<A extends TransformArgs, R extends Tree>(fn: (...args: A) => R): (...args: A) => R;
 
 // ---------------------------------------------------------------------------------------------
 // Optimizers (MLX's mlx.optimizers)

@@ -98,7 +98,8 @@ async function forwardAndReverse(lines, stream) {
   // vmap: rows of m times a shared vector; a column map with outAxes 1; trees in and out.
   const m = tn.array([[1, 2], [3, 4], [5, 6]]);
   const rowDot = tn.vmap((r, w) => tn.sum(tn.multiply(r, w, s), s), { inAxes: [0, null] });
-  close(lines, `${stream} vmap rows`, await rowDot(m, v).toArray(), [-1.5, -2.5, -3.5]);
+  const rows = rowDot(m, v);
+  close(lines, `${stream} vmap rows`, await rows.toArray(), [-1.5, -2.5, -3.5]);
   const cols = tn.vmap((c) => ({ twice: tn.multiply(c, 2, s) }), { inAxes: 1, outAxes: { twice: 1 } })(m);
   close(lines, `${stream} vmap outAxes`, await cols.twice.toArray(), [2, 4, 6, 8, 10, 12]);
   const perRow = tn.vmap(tn.grad((r) => tn.sum(tn.multiply(r, r, s), s)))(m);
@@ -110,7 +111,7 @@ async function forwardAndReverse(lines, stream) {
   const plain = tn.grad((a) => tn.sum(layer(layer(a, 0.5), 2), s))(x);
   const kept = tn.grad((a) => tn.sum(tn.checkpoint(layer)(tn.checkpoint(layer)(a, 0.5), 2), s))(x);
   close(lines, `${stream} checkpoint`, await kept.toArray(), await plain.toArray());
-  disposeAll(x, v, ones, outs, vjps, jouts, jvps, m, cols, perRow, whole, plain, kept);
+  disposeAll(x, v, ones, rows, outs, vjps, jouts, jvps, m, cols, perRow, whole, plain, kept);
   lines.push(`${stream}: vjp, jvp, vmap (inAxes, outAxes, trees), vmap(grad), grad(vmap), checkpoint`);
 }
 
@@ -183,7 +184,7 @@ async function training(lines, stream) {
   const s = { stream };
   tn.randomSeed(3);
   const x = tn.randomNormal([64, 4], s);
-  const target = tn.sum(tn.multiply(x, tn.array([1, -2, 0.5, 3]), s), { axis: 1, keepdims: true, ...s });
+  const target = tn.tidy(() => tn.sum(tn.multiply(x, tn.array([1, -2, 0.5, 3]), s), { axis: 1, keepdims: true, ...s }));
   let params = { w: tn.zeros([4, 1]), b: tn.zeros([1]) };
   const loss = (p) => tn.mean(tn.square(tn.subtract(tn.add(tn.matmul(x, p.w, s), p.b, s), target, s), s), s);
   const step = tn.valueAndGrad(loss);

@@ -110,7 +110,23 @@ export async function checks(): Promise<void> {
       void name;
     }
   }
+  // The function transforms: gradients take the tree shape of their argument.
+  const loss = (p: { w: tn.NDArray; b: tn.NDArray[] }, x: tn.NDArray) => tn.sum(tn.matmul(x, p.w));
+  const gradTree = tn.grad(loss)({ w: f, b: [f] }, f);
+  const gw: tn.NDArray = gradTree.w;
+  const gb: tn.NDArray[] = gradTree.b;
+  const [lossValue, gx] = tn.valueAndGrad(loss, { argnums: 1 })({ w: f, b: [] }, f);
+  const lossArray: tn.NDArray = lossValue;
+  const gxArray: tn.NDArray = gx;
+  const both: tn.Tree[] = tn.grad(loss, { argnums: [0, 1] })({ w: f, b: [] }, f);
+  // @ts-expect-error argnums is a number or a list of numbers
+  tn.grad(loss, { argnums: "w" });
+  const adam = new tn.optimizers.Adam({ learningRate: tn.optimizers.cosineDecay(1e-3, 100) });
+  const next = adam.update({ w: f, b: [f] }, gradTree);
+  const nextW: tn.NDArray = next.w;
+  // @ts-expect-error the learning rate is required
+  new tn.optimizers.SGD({ momentum: 0.9 });
   const csv: string = tn.smi({ format: "csv" });
   const sample: tn.SmiSample = tn.smi();
-  void [ints, flags, value, active, csv, sample, parts];
+  void [ints, flags, value, active, csv, sample, parts, gw, gb, lossArray, gxArray, both, nextW];
 }
