@@ -18,7 +18,7 @@ use crate::gpu::{
     binary, cast, fill, fused, gather, matmul, norm, patches, random, reduce, row_norm, scan,
     scatter, select, sort, unary, vectorized,
 };
-use crate::graph::primitive::{Primitive, ReduceOp, UnaryOp};
+use crate::graph::primitive::{NormKind, Primitive, ReduceOp, UnaryOp};
 use crate::graph::shape::Layout;
 use crate::memory::allocator::GpuBuffer;
 
@@ -133,19 +133,8 @@ fn eval_axis_op(
             };
             sort::eval(gpu, batch, &inputs[0], &data[0], output)
         }
-        Primitive::Norm {
-            rms,
-            weight,
-            bias,
-            eps,
-        } => {
-            let eps = f32::from_bits(eps);
-            let kind = norm::NormKind {
-                rms,
-                weight,
-                bias,
-                eps,
-            };
+        Primitive::Norm { .. } => {
+            let kind = NormKind::of(primitive).expect("a norm primitive");
             norm::dispatch(gpu, batch, kind, node, inputs, data)
         }
         Primitive::Scan {

@@ -15,13 +15,7 @@ use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/norm.wgsl");
 
-/// The norm's flags: which affine rows it has, and whether it is RMS.
-pub struct NormKind {
-    pub rms: bool,
-    pub weight: bool,
-    pub bias: bool,
-    pub eps: f32,
-}
+pub use crate::graph::primitive::NormKind;
 
 /// The `rows` entry's workgroup size (`ROW_THREADS` in the kernel).
 const ROW_THREADS: u32 = 16;

@@ -5,9 +5,11 @@
 
 mod elementwise;
 mod fused;
+mod norm;
 
 pub use elementwise::{BinaryOp, UnaryOp};
 pub use fused::{FusedExpr, GPU_FUSED_BUFFERS, Step};
+pub use norm::NormKind;
 
 use std::rc::Rc;
 

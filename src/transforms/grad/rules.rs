@@ -6,7 +6,7 @@
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{
-    BinaryOp, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
+    BinaryOp, NormKind, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
 };
 use crate::ops;
 use crate::stream::Stream;
@@ -76,18 +76,8 @@ fn moving_cotangents(
 ) -> Result<Vec<Option<Array>>> {
     match primitive {
         Primitive::Concatenate(axis) => indexing::concatenate(axis, inputs, g, s),
-        Primitive::Norm {
-            rms,
-            weight,
-            bias,
-            eps,
-        } => {
-            let kind = NormKind {
-                rms,
-                weight,
-                bias,
-                eps: f32::from_bits(eps),
-            };
+        norm @ Primitive::Norm { .. } => {
+            let kind = NormKind::of(&norm).expect("a norm primitive");
             norm_rule(kind, inputs, g, wanted, s)
         }
         Primitive::Gather(axis) => {
@@ -251,14 +241,6 @@ fn matmul_rule(
         false => None,
     };
     Ok(vec![ga, gb])
-}
-
-/// `fast.layerNorm` or `rmsNorm`'s parameters.
-struct NormKind {
-    rms: bool,
-    weight: bool,
-    bias: bool,
-    eps: f32,
 }
 
 /// The norm over the last axis, `y = x̂ w + b` with `x̂ = (x - mean) r` (no mean for RMS) and
