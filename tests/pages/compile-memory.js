@@ -160,6 +160,32 @@ function shape() {
   return "compile(fn)[Symbol.dispose] disposes; compile(3) is a ValueError";
 }
 
+// Optimizers and gradient functions left to the garbage collector: an Adam whose state (two
+// moments per parameter) the page never disposes, with a schedule closing over it (a cycle
+// through the wasm side), and a compiled gradient step; once both are collected, memory is
+// back where it started.
+async function droppedTraining(lines, o) {
+  await tn.synchronize();
+  const before = tn.getActiveMemory();
+  const s = { stream: o };
+  let params = { w: tn.array([[0.5, -0.25], [1, 2]]), b: tn.array([0.1, 0.2]) };
+  const x = tn.array([[1, 2], [3, 4]]);
+  let adam = new tn.optimizers.Adam({ learningRate: (step) => (adam ? 0.01 / (1 + step) : 0) });
+  let step = tn.compile(tn.valueAndGrad((p, x) => tn.sum(tn.square(tn.add(tn.matmul(x, p.w, s), p.b, s), s), s)));
+  for (let i = 0; i < 3; i++) {
+    const [value, grads] = step(params, x);
+    const next = adam.update(params, grads);
+    await value.item();
+    for (const a of [value, grads.w, grads.b, params.w, params.b]) a.dispose();
+    params = next;
+  }
+  for (const a of [params.w, params.b, x]) a.dispose();
+  adam = null;
+  step = null;
+  await collect();
+  check(lines, `an Adam and a compiled gradient step on ${o}, dropped and collected`, before, tn.getActiveMemory());
+}
+
 async function main() {
   if (typeof globalThis.gc !== "function") throw new Error("this page needs --js-flags=--expose-gc");
   await tn.initRuntime();
@@ -171,6 +197,7 @@ async function main() {
     }
   }
   await randomChains(lines);
+  for (const o of ["gpu", "cpu"]) await droppedTraining(lines, o);
   return lines.join("\n");
 }
 

@@ -13,7 +13,8 @@ use crate::manifest::Manifest;
 const PAGES: [(&str, &str); 5] = [
     (
         "tests/pages/compile-memory.html",
-        "a compiled function lets go of what it held: after gc, and at once on dispose()",
+        "a compiled function, an optimizer and a gradient step let go of what they held: after \
+         gc, and at once on dispose()",
     ),
     (
         "tests/pages/held-memory.html",
