@@ -129,10 +129,7 @@ impl Compiled {
     fn trace(&self, f: &js_sys::Function, trees: &[Tree], arrays: &[Array]) -> JsResult<Traced> {
         let traced_on = stand_ins(arrays);
         let since = next_serial();
-        let make_args = || {
-            let mut leaves = traced_on.iter().cloned();
-            trees.iter().map(|t| t.build(&mut leaves)).collect()
-        };
+        let make_args = || Tree::build_each(trees, &traced_on);
         let (out_tree, outputs) = traced::call("compile", f, make_args).map_err(rethrow)?;
         traced::forget_thrown();
         if outputs.is_empty() {
@@ -167,14 +164,8 @@ pub(crate) fn held_blocks() -> HashSet<u64> {
 /// call's key.
 fn arguments(args: &js_sys::Array) -> Result<(Vec<Tree>, Vec<Array>, Key), Error> {
     let mut arrays: Vec<Array> = Vec::new();
-    let trees = args
-        .iter()
-        .enumerate()
-        .map(|(i, arg)| {
-            let what = format!("compile: argument {i}");
-            Tree::split(&what, &arg, Numbers::Keep, &mut arrays)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let name = |i| format!("compile: argument {i}");
+    let trees = Tree::split_each(args, name, Numbers::Keep, &mut arrays)?;
     let keys = arrays
         .iter()
         .enumerate()

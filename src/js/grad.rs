@@ -100,11 +100,10 @@ pub fn value_and_grad_call(
     };
     let (_, grads) = grad::value_and_grad(fun, &primals).map_err(rethrow)?;
     traced::forget_thrown();
-    let mut grads = grads.into_iter();
-    let mut built: Vec<JsValue> = trees.iter().map(|t| t.build(&mut grads)).collect();
+    let built = Tree::build_each(&trees, &grads);
     let grads = match argnums.single {
-        true => built.remove(0),
-        false => built.into_iter().collect::<js_sys::Array>().into(),
+        true => built.get(0),
+        false => built.into(),
     };
     if !with_value {
         return Ok(grads);
@@ -158,14 +157,17 @@ pub fn vjp(f: &JsValue, primals: JsValue, cotangents: JsValue) -> JsResult<js_sy
     let (_, cotangents) = js(tree_list("vjp", "cotangents", &cotangents))?;
     let shape: RefCell<Option<Tree>> = RefCell::new(None);
     let fun = |stand_ins: &[Array]| {
-        let (tree, outputs) = traced::call("vjp", f, || spread(&trees, stand_ins))?;
+        let (tree, outputs) = traced::call("vjp", f, || Tree::build_each(&trees, stand_ins))?;
         *shape.borrow_mut() = Some(tree);
         Ok(outputs)
     };
     let (outputs, grads) = grad::vjp(fun, &arrays, &cotangents).map_err(rethrow)?;
     traced::forget_thrown();
     let outputs = as_list(&shape.into_inner().expect("the function ran"), outputs);
-    Ok(js_sys::Array::of2(&outputs, &spread(&trees, &grads)))
+    Ok(js_sys::Array::of2(
+        &outputs,
+        &Tree::build_each(&trees, &grads),
+    ))
 }
 
 /// `jvp(fn, primals, tangents)` → `[outputs, jvps]`, each a list.
@@ -176,7 +178,7 @@ pub fn jvp(f: &JsValue, primals: JsValue, tangents: JsValue) -> JsResult<js_sys:
     let (_, tangents) = js(tree_list("jvp", "tangents", &tangents))?;
     let shape: RefCell<Option<Tree>> = RefCell::new(None);
     let fun = |stand_ins: &[Array]| {
-        let (tree, outputs) = traced::call("jvp", f, || spread(&trees, stand_ins))?;
+        let (tree, outputs) = traced::call("jvp", f, || Tree::build_each(&trees, stand_ins))?;
         shape.borrow_mut().get_or_insert(tree);
         Ok(outputs)
     };
@@ -198,25 +200,10 @@ fn tree_list(op: &str, what: &str, value: &JsValue) -> Result<(Vec<Tree>, Vec<Ar
         )));
     }
     let mut arrays = Vec::new();
-    let trees = js_sys::Array::from(value)
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            Tree::split(
-                &format!("{op}: {what}[{i}]"),
-                &v,
-                Numbers::AsArrays,
-                &mut arrays,
-            )
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let list = js_sys::Array::from(value);
+    let name = |i| format!("{op}: {what}[{i}]");
+    let trees = Tree::split_each(&list, name, Numbers::AsArrays, &mut arrays)?;
     Ok((trees, arrays))
-}
-
-/// The trees built from `arrays`, as a JS list.
-fn spread(trees: &[Tree], arrays: &[Array]) -> js_sys::Array {
-    let mut leaves = arrays.iter().cloned();
-    trees.iter().map(|t| t.build(&mut leaves)).collect()
 }
 
 /// A function's result as MLX's list of outputs: its items if it returned a list, else
@@ -235,22 +222,12 @@ fn as_list(tree: &Tree, arrays: Vec<Array>) -> JsValue {
 pub fn checkpoint_call(f: &JsValue, args: js_sys::Array) -> JsResult<JsValue> {
     let f = js(function("checkpoint", f))?.clone();
     let mut arrays = Vec::new();
-    let trees = js(args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            Tree::split(
-                &format!("checkpoint: argument {i}"),
-                &a,
-                Numbers::Keep,
-                &mut arrays,
-            )
-        })
-        .collect::<Result<Vec<_>>>())?;
+    let name = |i| format!("checkpoint: argument {i}");
+    let trees = js(Tree::split_each(&args, name, Numbers::Keep, &mut arrays))?;
     let shape: Rc<RefCell<Option<Tree>>> = Rc::default();
     let seen = shape.clone();
     let fun: Function = Rc::new(move |inputs: &[Array]| {
-        let (tree, outputs) = traced::call("checkpoint", &f, || spread(&trees, inputs))?;
+        let (tree, outputs) = traced::call("checkpoint", &f, || Tree::build_each(&trees, inputs))?;
         seen.borrow_mut().get_or_insert(tree);
         Ok(outputs)
     });

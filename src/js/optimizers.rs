@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::js::error::{JsResult, js};
+use crate::js::error::{JsResult, js, to_js};
 use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, describe};
 use crate::js::tree::{Numbers, Tree};
@@ -89,13 +89,12 @@ impl Inner {
             &mut gradients,
         ))?;
         if grad_tree.paths() != tree.paths() {
-            return Err(js::<()>(Err(Error::Value(format!(
+            return Err(to_js(Error::Value(format!(
                 "{op}.update: grads must have the structure of params (arrays at {:?}), but has \
                  arrays at {:?}",
                 tree.paths(),
                 grad_tree.paths()
-            ))))
-            .unwrap_err());
+            ))));
         }
         let lr = self.learning_rate()?;
         let entries: Vec<(String, Array, Array)> = tree
@@ -124,12 +123,12 @@ impl Inner {
         let params = match &self.last {
             Some(tree) => {
                 let names = self.core.rule().state_names();
-                let states: Vec<JsValue> = tree
-                    .paths()
-                    .iter()
-                    .map(|path| state_object(names, self.core.state().get(path)))
-                    .collect();
-                rebuild(tree, &mut states.into_iter())
+                let mut paths = tree.paths().into_iter();
+                let mut next_state = || {
+                    let path = paths.next().expect("a path per array");
+                    state_object(names, self.core.state().get(&path))
+                };
+                tree.build_with(&mut next_state)
             }
             None => JsValue::NULL,
         };
@@ -149,27 +148,6 @@ fn state_object(names: &[&str], arrays: Option<&Vec<Array>>) -> JsValue {
         crate::js::set_property(&object, name, NdArray::new(a.clone()).into());
     }
     object.into()
-}
-
-/// `tree` with its arrays replaced by `values`, in order.
-fn rebuild(tree: &Tree, values: &mut impl Iterator<Item = JsValue>) -> JsValue {
-    match tree {
-        Tree::Array => values.next().unwrap_or(JsValue::NULL),
-        Tree::Number(x) => JsValue::from_f64(*x),
-        Tree::Null => JsValue::NULL,
-        Tree::List(items) => items
-            .iter()
-            .map(|t| rebuild(t, values))
-            .collect::<js_sys::Array>()
-            .into(),
-        Tree::Object(entries) => {
-            let object = js_sys::Object::new();
-            for (key, t) in entries {
-                crate::js::set_property(&object, key, rebuild(t, values));
-            }
-            object.into()
-        }
-    }
 }
 
 /// A number option with a default.

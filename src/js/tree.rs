@@ -74,23 +74,47 @@ impl Tree {
 
     /// The tree with its arrays taken in order from `arrays`, each as a new `NDArray`.
     pub(crate) fn build(&self, arrays: &mut impl Iterator<Item = Array>) -> JsValue {
+        self.build_with(&mut || NdArray::new(arrays.next().expect("an array per leaf")).into())
+    }
+
+    /// The tree with each array replaced by what `leaf` gives, in order.
+    pub(crate) fn build_with(&self, leaf: &mut impl FnMut() -> JsValue) -> JsValue {
         match self {
-            Tree::Array => NdArray::new(arrays.next().expect("an array per leaf")).into(),
+            Tree::Array => leaf(),
             Tree::Number(x) => JsValue::from_f64(*x),
             Tree::Null => JsValue::NULL,
             Tree::List(items) => items
                 .iter()
-                .map(|t| t.build(arrays))
+                .map(|t| t.build_with(leaf))
                 .collect::<js_sys::Array>()
                 .into(),
             Tree::Object(entries) => {
                 let object = js_sys::Object::new();
                 for (key, t) in entries {
-                    crate::js::set_property(&object, key, t.build(arrays));
+                    crate::js::set_property(&object, key, t.build_with(leaf));
                 }
                 object.into()
             }
         }
+    }
+
+    /// Each item of `list` split (see [`Tree::split`]); `what(i)` names item `i` in errors.
+    pub(crate) fn split_each(
+        list: &js_sys::Array,
+        what: impl Fn(usize) -> String,
+        numbers: Numbers,
+        arrays: &mut Vec<Array>,
+    ) -> Result<Vec<Tree>> {
+        list.iter()
+            .enumerate()
+            .map(|(i, item)| Tree::split(&what(i), &item, numbers, arrays))
+            .collect()
+    }
+
+    /// `trees` built from `arrays` in order, as a JS list (a function's arguments).
+    pub(crate) fn build_each(trees: &[Tree], arrays: &[Array]) -> js_sys::Array {
+        let mut leaves = arrays.iter().cloned();
+        trees.iter().map(|t| t.build(&mut leaves)).collect()
     }
 
     /// How many arrays the tree holds.

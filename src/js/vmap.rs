@@ -38,26 +38,13 @@ pub fn vmap_call(f: &JsValue, args: js_sys::Array, opts: JsValue) -> JsResult<Js
     let f = js(function("vmap", f))?;
     let (in_axes, out_axes) = js(axes_options(&opts))?;
     let mut arrays = Vec::new();
-    let trees = js(args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            Tree::split(
-                &format!("vmap: argument {i}"),
-                &a,
-                Numbers::Keep,
-                &mut arrays,
-            )
-        })
-        .collect::<Result<Vec<_>>>())?;
+    let name = |i| format!("vmap: argument {i}");
+    let trees = js(Tree::split_each(&args, name, Numbers::Keep, &mut arrays))?;
     let args_tree = Tree::List(trees.clone());
     let in_axes = js(leaf_axes("vmap: inAxes", &args_tree, &in_axes))?;
     let shape: RefCell<Option<Tree>> = RefCell::new(None);
     let fun = |inputs: &[Array]| {
-        let make_args = || {
-            let mut leaves = inputs.iter().cloned();
-            trees.iter().map(|t| t.build(&mut leaves)).collect()
-        };
+        let make_args = || Tree::build_each(&trees, inputs);
         let (tree, outputs) = traced::call("vmap", f, make_args)?;
         shape.borrow_mut().get_or_insert(tree);
         Ok(outputs)
