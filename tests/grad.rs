@@ -197,6 +197,31 @@ fn structure_reductions_and_matmul_match_central_differences() {
             }),
         ),
         (
+            "split, its parts used apart and one not at all (their cotangents joined)",
+            Box::new(|v, d| {
+                let parts = ops::split(&v[0], ops::SplitAt::Indices(&[1, 2, 3]), 2, d).unwrap();
+                let e = ops::unary(UnaryOp::Exp, &parts[0], d).unwrap();
+                let s = ops::unary(UnaryOp::Sin, &parts[3], d).unwrap();
+                let both = ops::binary(BinaryOp::Multiply, &e, &s, d).unwrap();
+                let twice = ops::binary(BinaryOp::Add, &parts[1], &parts[1], d).unwrap();
+                let sum = ops::binary(BinaryOp::Add, &weighted(&both, d), &weighted(&twice, d), d);
+                sum.unwrap()
+            }),
+        ),
+        (
+            "slices that overlap, and slices of different axes (their cotangents added)",
+            Box::new(|v, d| {
+                let slice = |start: [isize; 3], stop: [isize; 3]| {
+                    ops::slice(&v[0], &start, &stop, None, d).unwrap()
+                };
+                let a = slice([0, 0, 0], [2, 3, 3]);
+                let b = ops::unary(UnaryOp::Exp, &slice([0, 0, 1], [2, 3, 4]), d).unwrap();
+                let c = slice([0, 1, 0], [2, 3, 4]);
+                let ab = ops::binary(BinaryOp::Multiply, &a, &b, d).unwrap();
+                ops::binary(BinaryOp::Add, &weighted(&ab, d), &weighted(&c, d), d).unwrap()
+            }),
+        ),
+        (
             "where",
             Box::new(|v, d| {
                 let zero = Array::from_f32(&[0.05], &[]).unwrap();
@@ -680,5 +705,50 @@ fn a_traced_gradient_step_replays_with_the_plain_values() {
                 .all(|(a, b)| (a - b).abs() <= 1e-6 * b.abs().max(1.0));
             assert!(close, "{d:?}: output {k} replayed {r:?}, plain {p:?}");
         }
+    }
+}
+
+/// A split's parts each give a cotangent that is a slice of zeros: the backward pass joins
+/// them into one concatenation (zeros where a part went unused), never a zero-filled copy of
+/// the whole per part and a sum.
+#[test]
+fn a_splits_cotangents_are_joined_into_one_concatenation() {
+    use tandem::graph::primitive::Primitive;
+    let runtime = gpu_runtime();
+    for device in [Device::Cpu, Device::Gpu] {
+        let x = Array::from_f32(&(0..24).map(|i| i as f32).collect::<Vec<_>>(), &[4, 6]).unwrap();
+        let f = |v: &[Array]| {
+            let parts = ops::split(&v[0], ops::SplitAt::Sections(3), 1, device)?;
+            // The middle part is unused; the others weighted 2 and 3.
+            let two = ops::binary(
+                BinaryOp::Multiply,
+                &parts[0],
+                &Array::from_f32(&[2.0], &[])?,
+                device,
+            )?;
+            let three = ops::binary(
+                BinaryOp::Multiply,
+                &parts[2],
+                &Array::from_f32(&[3.0], &[])?,
+                device,
+            )?;
+            let total = ops::binary(
+                BinaryOp::Add,
+                &ops::reduce(ReduceOp::Sum, &two, None, false, device)?,
+                &ops::reduce(ReduceOp::Sum, &three, None, false, device)?,
+                device,
+            )?;
+            Ok(vec![total])
+        };
+        let (_, grads) = vjp(f, &[x], &[Array::from_f32(&[1.0], &[]).unwrap()]).unwrap();
+        assert_eq!(
+            grads[0].primitive(),
+            Some(Primitive::Concatenate(1)),
+            "on {device:?}"
+        );
+        let want: Vec<f32> = (0..24)
+            .map(|i| [2.0, 2.0, 0.0, 0.0, 3.0, 3.0][i % 6])
+            .collect();
+        assert_eq!(read(&runtime, &grads[0]), want, "on {device:?}");
     }
 }

@@ -11,8 +11,7 @@ use tandem::{DType, Device, ops};
 
 /// Attention's heads sliced out of one fused projection: the GPU matmul reads matrices whose
 /// rows are apart (and, per head, evenly spaced) in place where the vec4 kernel can, and copies
-/// them where it cannot (an offset or stride off the vec4 grid, a transposed operand). Every
-/// case matches the CPU.
+/// them where it cannot (an offset or stride off the vec4 grid). Every case matches the CPU.
 #[test]
 fn matmuls_of_column_slices_and_heads_match_the_cpu() {
     let runtime = gpu_runtime();
@@ -90,4 +89,69 @@ fn matmuls_of_column_slices_and_heads_match_the_cpu() {
             Ok(())
         })
         .unwrap();
+}
+
+/// A backward pass's products: `g @ wᵀ` and `xᵀ @ g`, batched, broadcast and offset. Every
+/// register kernel reads a transposed operand column by column in place, without a copy, where
+/// the dimension it reads along is whole vec4s, and copies it where not; every case matches
+/// the CPU.
+#[test]
+fn transposed_operands_are_read_in_place_and_match_the_cpu() {
+    use tandem::gpu::matmul::MatmulKernel;
+    let runtime = gpu_runtime();
+    let dims = (1usize..12, 1usize..10, 1usize..10, 0usize..3);
+    let cases = (dims, any::<bool>(), any::<bool>(), any::<u64>());
+    let chosen = runtime.gpu().unwrap().choices.matmul.get();
+    for kernel in MatmulKernel::CANDIDATES {
+        runtime.gpu().unwrap().choices.matmul.set(kernel);
+        runner(24)
+            .run(&cases, |((m4, k4, n4, batch), ta, tb, seed)| {
+                let mut rng = Rng::new(seed);
+                // m off the vec4 grid sometimes: a transposed a is then copied.
+                let m = if seed % 5 == 0 { 4 * m4 + 1 } else { 4 * m4 };
+                let (k, n) = (4 * k4, 4 * n4);
+                let lead: Vec<usize> = (0..batch).map(|i| 1 + (i % 2)).collect();
+                // Stored as [.., k, m] and [.., n, k] when transposed; b broadcast when batch is odd.
+                let stored_a = [lead.clone(), if ta { vec![k, m] } else { vec![m, k] }].concat();
+                let b_lead = if batch % 2 == 1 { vec![] } else { lead.clone() };
+                let stored_b = [b_lead, if tb { vec![n, k] } else { vec![k, n] }].concat();
+                let (xa, xb) = (rng.floats(&stored_a), rng.floats(&stored_b));
+                let swap = |x: &tandem::Array, dev: Device| {
+                    let r = x.ndim() as isize;
+                    let mut perm: Vec<isize> = (0..r).collect();
+                    perm.swap((r - 1) as usize, (r - 2) as usize);
+                    ops::transpose(x, Some(&perm), dev).unwrap()
+                };
+                let product = |dev: Device| {
+                    let a = if ta { swap(&xa, dev) } else { xa.clone() };
+                    let b = if tb { swap(&xb, dev) } else { xb.clone() };
+                    ops::matmul(&a, &b, dev).unwrap()
+                };
+                let (g, c) = (product(Device::Gpu), product(Device::Cpu));
+                runtime.profiler.start();
+                let gw = words(&runtime, &g);
+                let report = pollster::block_on(runtime.finish_profile()).unwrap();
+                let cw = words(&runtime, &c);
+                let what = format!("{kernel:?} a {stored_a:?} ta {ta}, b {stored_b:?} tb {tb}");
+                assert_matches(&what, DType::Float32, &gw, &cw, 1e-5, 1e-5 * k as f32);
+                let dispatches: Vec<_> = report.gpu.iter().flat_map(|b| &b.dispatches).collect();
+                prop_assert!(
+                    dispatches.iter().any(|d| d.kernel.starts_with("matmul")),
+                    "{}: the profile saw no matmul: {:?}",
+                    what,
+                    dispatches
+                );
+                let copies = dispatches
+                    .iter()
+                    .filter(|d| !d.kernel.starts_with("matmul"))
+                    .count();
+                let in_place = kernel != MatmulKernel::WorkgroupTiled && (!ta || m % 4 == 0);
+                if in_place {
+                    prop_assert_eq!(copies, 0, "{}: {:?}", what, dispatches);
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+    runtime.gpu().unwrap().choices.matmul.set(chosen);
 }

@@ -102,9 +102,9 @@ fn checkpoint_gives_the_same_gradients_for_a_lower_peak() {
         }
         println!("{d:?}: peak {plain_peak} B plain, {kept_peak} B checkpointed");
         // The CPU frees each buffer after its last use. The GPU frees a batch's buffers once
-        // the batch has run (64 dispatches, `dispatches_per_submit`), which this small net
-        // spans a few of: there the saving shows only on larger layers.
-        let bound = if d == Device::Cpu { 0.5 } else { 1.0 };
+        // it is submitted, which it is after 64 dispatches or once it has allocated a quarter
+        // of the GPU's live bytes (at least 1 MiB): close enough to each last use to show.
+        let bound = if d == Device::Cpu { 0.5 } else { 0.6 };
         assert!(
             (kept_peak as f64) < bound * plain_peak as f64,
             "{d:?}: checkpointing should lower the peak: {kept_peak} B against {plain_peak} B"

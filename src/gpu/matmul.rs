@@ -19,7 +19,8 @@ use crate::memory::allocator::GpuBuffer;
 
 /// A matrix operand: its buffer, the offset of its first matrix, the distance between
 /// matrices (0 when broadcast across the batch) and between rows (its columns when dense;
-/// only the `vec4` kernel takes more).
+/// only the `vec4` kernel takes more). A `transposed` operand is stored column by column: its
+/// `row_stride` is then the distance between columns (only the `vec4` kernel reads it).
 pub struct MatrixOperand<'a> {
     pub buffer: &'a GpuBuffer,
     /// Float32, or a packed float dtype that the kernels widen as they read.
@@ -27,6 +28,7 @@ pub struct MatrixOperand<'a> {
     pub offset: usize,
     pub batch_stride: usize,
     pub row_stride: usize,
+    pub transposed: bool,
 }
 
 /// Records `batch` products of (m x k) by (k x n) row-major matrices in dtype `out`, through
@@ -52,11 +54,12 @@ pub fn dispatch(
         a.row_stride,
         b.row_stride,
     ];
-    let variant = Variant::choose(gpu.choices.matmul.get(), n, k, layout);
+    let transposed = [a.transposed, b.transposed];
+    let variant = Variant::choose(gpu.choices.matmul.get(), [m, n, k], layout, transposed);
     let dense_rows = a.row_stride == k && b.row_stride == n;
-    if !dense_rows && !matches!(variant, Variant::Vec4 { .. }) {
+    if !variant.reads(transposed) || (!dense_rows && !matches!(variant, Variant::Vec4 { .. })) {
         return Err(Error::Value(format!(
-            "matmul: only the vec4 kernel reads rows {} and {} apart; copy them first",
+            "matmul: only the vec4 kernel reads rows {} and {} apart, or transposed ({transposed:?}); copy them first",
             a.row_stride, b.row_stride
         )));
     }
@@ -149,12 +152,20 @@ fn record(
         )));
     }
     let kernel = match (&plan, variant) {
-        (Some((_, p)), Variant::Vec4 { rows, cols4 }) => {
-            let key = p.key(rows << 8 | cols4, dtypes);
+        (
+            Some((_, p)),
+            Variant::Vec4 {
+                rows,
+                cols4,
+                transposed,
+            },
+        ) => {
+            let key = p.key(Variant::tile_code(rows, cols4, transposed), dtypes);
             gpu.pipelines
                 .get_or_create(&gpu.device, key, "main", reads.len(), || {
                     let loads = operands_text(dtypes, true);
-                    p.source(format!("{loads}{}", vec4_text(rows, cols4, true)), dtypes)
+                    let kernel = vec4_text(rows, cols4, transposed, true);
+                    p.source(format!("{loads}{kernel}"), dtypes)
                 })
         }
         _ => gpu.pipelines.get_or_create(
@@ -192,10 +203,11 @@ fn record(
 }
 
 /// Matmul of two float inputs (float32, or packed and read in place) broadcast to one batch
-/// shape, row-major, in dtype `out`. Matrices whose rows
-/// are contiguous and evenly spaced (a column slice of a wider matrix: attention's heads) are
-/// read in place, by the `vec4` kernel where rows are apart; every other layout is copied
-/// first, as are strided rows when the `vec4` kernel cannot run.
+/// shape, in dtype `out`. Matrices whose rows are contiguous and evenly spaced (a column slice
+/// of a wider matrix: attention's heads), or whose columns are (a transposed view: a weight or
+/// an activation in a backward pass), are read in place by the `vec4` kernel; every other
+/// layout is copied first, as is any but a dense row-major one when the `vec4` kernel cannot
+/// run.
 pub fn eval(
     gpu: &GpuContext,
     batch: &mut CommandBatch,
@@ -208,25 +220,34 @@ pub fn eval(
     let r = a.len();
     let (m, k, n) = (a[r - 2], a[r - 1], b[r - 1]);
     let cols = [k, n];
-    // (offset, batch stride, row stride) of each operand read in place; `None`: copied.
-    let mut plan: Vec<Option<(usize, usize, usize)>> = (0..2)
-        .map(|i| {
-            crate::graph::shape::matrix_rows_walk(inputs[i].shape(), data[i].layout)
-                .map(|(matrices, rows)| (data[i].layout.offset, matrices, rows))
-        })
-        .collect();
-    let copied = |i: usize| (0, inputs[i].shape()[r - 2] * cols[i], cols[i]);
-    let strided = |plan: &[Option<(usize, usize, usize)>], i: usize| {
-        plan[i].is_some_and(|(_, _, rows)| rows != cols[i])
+    let mut plan: Vec<Option<Walk>> = (0..2).map(|i| walk(&inputs[i], &data[i])).collect();
+    let copied = |i: usize| Walk {
+        offset: 0,
+        batch_stride: inputs[i].shape()[r - 2] * cols[i],
+        row_stride: cols[i],
+        transposed: false,
     };
-    if strided(&plan, 0) || strided(&plan, 1) {
-        let [(ao, am, ar), (bo, bm, br)] = [0, 1].map(|i| plan[i].unwrap_or_else(|| copied(i)));
-        let layout = [ao, bo, am, bm, ar, br];
-        let variant = Variant::choose(gpu.choices.matmul.get(), n, k, layout);
+    let in_place = |w: &Walk, i: usize| !w.transposed && w.row_stride == cols[i];
+    if plan
+        .iter()
+        .enumerate()
+        .any(|(i, w)| w.as_ref().is_some_and(|w| !in_place(w, i)))
+    {
+        let [wa, wb] = [0, 1].map(|i| plan[i].unwrap_or_else(|| copied(i)));
+        let layout = [
+            wa.offset,
+            wb.offset,
+            wa.batch_stride,
+            wb.batch_stride,
+            wa.row_stride,
+            wb.row_stride,
+        ];
+        let transposed = [wa.transposed, wb.transposed];
+        let variant = Variant::choose(gpu.choices.matmul.get(), [m, n, k], layout, transposed);
         if !matches!(variant, Variant::Vec4 { .. }) {
-            for i in 0..2 {
-                if strided(&plan, i) {
-                    plan[i] = None;
+            for (i, w) in plan.iter_mut().enumerate() {
+                if w.as_ref().is_some_and(|w| !in_place(w, i)) {
+                    *w = None;
                 }
             }
         }
@@ -243,16 +264,41 @@ pub fn eval(
         }
     }
     let operand = |i: usize| {
-        let (copy, (offset, batch_stride, row_stride)) = placement[i];
+        let (copy, walk) = placement[i];
         MatrixOperand {
             buffer: copy.map_or(data[i].buffer(), |c| &copies[c]),
             dtype: inputs[i].dtype(),
-            offset,
-            batch_stride,
-            row_stride,
+            offset: walk.offset,
+            batch_stride: walk.batch_stride,
+            row_stride: walk.row_stride,
+            transposed: walk.transposed,
         }
     };
     let count = crate::graph::shape::numel(&a[..r - 2]);
     let operands = [operand(0), operand(1)];
     dispatch(gpu, batch, count, m, n, k, operands, out, epilogue)
+}
+
+/// How a matmul reads an operand in place.
+#[derive(Clone, Copy)]
+struct Walk {
+    offset: usize,
+    batch_stride: usize,
+    row_stride: usize,
+    transposed: bool,
+}
+
+/// The walk of an operand read in place, row by row or (a transposed view) column by column;
+/// `None` where it must be copied.
+fn walk(input: &Array, data: &GpuInput) -> Option<Walk> {
+    use crate::graph::shape::{matrix_columns_walk, matrix_rows_walk};
+    let layout = data.layout;
+    let rows = matrix_rows_walk(input.shape(), layout).map(|w| (w, false));
+    rows.or_else(|| matrix_columns_walk(input.shape(), layout).map(|w| (w, true)))
+        .map(|((batch_stride, row_stride), transposed)| Walk {
+            offset: layout.offset,
+            batch_stride,
+            row_stride,
+            transposed,
+        })
 }

@@ -70,32 +70,56 @@ pub enum Variant {
     WorkgroupTiled,
     /// 8 x 4 outputs per thread, scalar loads: any shape and offset.
     Scalar,
-    /// `rows` x 4 `cols4` outputs per thread.
+    /// `rows` x 4 `cols4` outputs per thread; `transposed` operands are read column by
+    /// column in place (a transposed view of a row-major matrix: a weight in a backward pass).
     Vec4 {
         rows: u32,
         cols4: u32,
+        transposed: [bool; 2],
     },
 }
 
 impl Variant {
     /// The variant of `kernel` for `batch` products of (m x k) by (k x n) at these offsets,
-    /// batch strides and row strides (in elements).
-    pub fn choose(kernel: MatmulKernel, n: usize, k: usize, layout: [usize; 6]) -> Variant {
+    /// batch strides and row strides (in elements; a `transposed` operand's are between its
+    /// columns). Only the `vec4` kernel reads a transposed operand, and only where the
+    /// dimension it reads along (m for a, n for b) is whole `vec4`s.
+    pub fn choose(
+        kernel: MatmulKernel,
+        [m, n, k]: [usize; 3],
+        layout: [usize; 6],
+        transposed: [bool; 2],
+    ) -> Variant {
+        let vec4 = n.is_multiple_of(4)
+            && k.is_multiple_of(4)
+            && (!transposed[0] || m.is_multiple_of(4))
+            && layout.iter().all(|v| v.is_multiple_of(4));
         match kernel {
             MatmulKernel::WorkgroupTiled => Variant::WorkgroupTiled,
-            MatmulKernel::RegisterTiled(tile)
-                if n.is_multiple_of(4)
-                    && k.is_multiple_of(4)
-                    && layout.iter().all(|v| v.is_multiple_of(4)) =>
-            {
+            MatmulKernel::RegisterTiled(tile) if vec4 && tile.rows.is_multiple_of(4) => {
                 Variant::Vec4 {
                     rows: tile.rows,
                     // A skinny product (n = 4) would leave the rest of a wider tile idle.
                     cols4: if n == 4 { 1 } else { tile.cols4 },
+                    transposed,
                 }
             }
             MatmulKernel::RegisterTiled(_) => Variant::Scalar,
         }
+    }
+
+    /// Whether this variant reads every operand as `transposed` says (the scalar and workgroup
+    /// kernels read row-major operands only).
+    pub fn reads(self, transposed: [bool; 2]) -> bool {
+        match self {
+            Variant::Vec4 { transposed: t, .. } => t == transposed,
+            _ => transposed == [false, false],
+        }
+    }
+
+    /// The `vec4` tile's number in its pipeline keys: rows, `vec4` columns, transposes.
+    pub(crate) fn tile_code(rows: u32, cols4: u32, [ta, tb]: [bool; 2]) -> u32 {
+        rows << 8 | cols4 | u32::from(ta) << 16 | u32::from(tb) << 17
     }
 
     /// Elements each size and offset parameter counts: 4 for the `vec4` kernel.
@@ -124,7 +148,7 @@ impl Variant {
             Variant::WorkgroupTiled => (n.div_ceil(64), m.div_ceil(64), batch),
             // 64 threads, each a block, numbered across an x * y grid.
             Variant::Scalar => numbered(8, 4),
-            Variant::Vec4 { rows, cols4 } => numbered(rows as usize, 4 * cols4 as usize),
+            Variant::Vec4 { rows, cols4, .. } => numbered(rows as usize, 4 * cols4 as usize),
         }
     }
 
@@ -132,7 +156,11 @@ impl Variant {
         let (kernel, variant) = match self {
             Variant::WorkgroupTiled => ("matmul_workgroup", 0),
             Variant::Scalar => ("matmul_registers", 0),
-            Variant::Vec4 { rows, cols4 } => ("matmul_vec4", rows << 8 | cols4),
+            Variant::Vec4 {
+                rows,
+                cols4,
+                transposed,
+            } => ("matmul_vec4", Variant::tile_code(rows, cols4, transposed)),
         };
         KernelKey::new(kernel, "", &[dtypes.a, dtypes.b, dtypes.out]).variant(variant)
     }
@@ -145,9 +173,13 @@ impl Variant {
         let kernel = match self {
             Variant::WorkgroupTiled => WORKGROUP_TILED.to_string(),
             Variant::Scalar => REGISTER_TILED.to_string(),
-            Variant::Vec4 { rows, cols4 } => {
+            Variant::Vec4 {
+                rows,
+                cols4,
+                transposed,
+            } => {
                 let store = vectorized::output_text(3, dtypes.out, "f32");
-                format!("{store}{}", vec4_text(rows, cols4, false))
+                format!("{store}{}", vec4_text(rows, cols4, transposed, false))
             }
         };
         format!("{helpers}\n{loads}{kernel}")
@@ -195,30 +227,72 @@ pub(crate) fn operands_text(dtypes: Dtypes, vec4: bool) -> String {
 /// `matmul_vec4.wgsl` for a `rows` x `cols4` tile, its markers filled with the tile unrolled;
 /// with `epilogue`, each stored `vec4` goes through `fn epilogue(v, value)` first (see
 /// `epilogue.rs`). The caller declares the operands and the output's `fn store`.
-pub(crate) fn vec4_text(rows: u32, cols4: u32, epilogue: bool) -> String {
+///
+/// A row-major a gives each step a `vec4` of four k along each row; a transposed one a `vec4`
+/// of four rows along each of the four k. A row-major b gives a `vec4` of columns on each of
+/// the four k rows; a transposed one a `vec4` of four k down each column, regrouped in
+/// registers into the same `vec4`s of columns. Either way a step makes the same `fma`s.
+pub(crate) fn vec4_text(rows: u32, cols4: u32, [ta, tb]: [bool; 2], epilogue: bool) -> String {
     let tile = || (0..rows).flat_map(|i| (0..cols4).map(move |j| (i, j)));
+    let lanes = ["x", "y", "z", "w"];
     let mut declare = String::new();
-    for i in 0..rows {
-        declare += &format!("let a{i} = a_base + min(row0 + {i}u, params.m - 1u) * params.lda4;\n");
+    let mut step = String::new();
+    match ta {
+        false => {
+            for i in 0..rows {
+                declare += &format!(
+                    "let a{i} = a_base + min(row0 + {i}u, params.m - 1u) * params.lda4;\n"
+                );
+                step += &format!("let av{i} = load_a4(a{i} + kk);\n");
+            }
+        }
+        true => {
+            for g in 0..rows / 4 {
+                declare +=
+                    &format!("let a{g} = a_base + min(row0 / 4u + {g}u, params.m / 4u - 1u);\n");
+                for r in 0..4 {
+                    step += &format!(
+                        "let av{r}_{g} = load_a4(a{g} + (4u * kk + {r}u) * params.lda4);\n"
+                    );
+                }
+            }
+        }
     }
     for j in 0..cols4 {
-        declare += &format!("let b{j} = b_base + min(col0 + {j}u, params.n4 - 1u);\n");
+        match tb {
+            false => {
+                declare += &format!("let b{j} = b_base + min(col0 + {j}u, params.n4 - 1u);\n");
+                for r in 0..4 {
+                    step += &format!("let bv{r}_{j} = load_b4(b{j} + kb + {r}u * params.ldb4);\n");
+                }
+            }
+            true => {
+                for c in 0..4 {
+                    declare += &format!(
+                        "let b{j}_{c} = b_base + min(4u * (col0 + {j}u) + {c}u, 4u * params.n4 - 1u) * params.ldb4;\n"
+                    );
+                    step += &format!("let bw{j}_{c} = load_b4(b{j}_{c} + kk);\n");
+                }
+                for (r, lane) in lanes.iter().enumerate() {
+                    step += &format!(
+                        "let bv{r}_{j} = vec4<f32>(bw{j}_0.{lane}, bw{j}_1.{lane}, bw{j}_2.{lane}, bw{j}_3.{lane});\n"
+                    );
+                }
+            }
+        }
     }
     for (i, j) in tile() {
         declare += &format!("var acc{i}_{j} = vec4<f32>(0.0);\n");
     }
-    let mut step = String::new();
-    for i in 0..rows {
-        step += &format!("let av{i} = load_a4(a{i} + kk);\n");
-    }
+    // Element (row i, k r) of a's step.
+    let a_at = |i: u32, r: usize| match ta {
+        false => format!("av{i}.{}", lanes[r]),
+        true => format!("av{r}_{}.{}", i / 4, lanes[(i % 4) as usize]),
+    };
     for r in 0..4 {
-        for j in 0..cols4 {
-            step += &format!("let bv{r}_{j} = load_b4(b{j} + kb + {r}u * params.ldb4);\n");
-        }
-    }
-    for (r, lane) in ["x", "y", "z", "w"].iter().enumerate() {
         for (i, j) in tile() {
-            step += &format!("acc{i}_{j} = fma(vec4<f32>(av{i}.{lane}), bv{r}_{j}, acc{i}_{j});\n");
+            let a = a_at(i, r);
+            step += &format!("acc{i}_{j} = fma(vec4<f32>({a}), bv{r}_{j}, acc{i}_{j});\n");
         }
     }
     let mut store = String::new();

@@ -201,6 +201,15 @@ pub fn stats() -> Stats {
 
 /// Bytes of idle GPU buffers kept for reuse: what `clear_cache` releases. Free ranges of
 /// buffers in use are reserved but not counted here (see `inactive_split_bytes`).
+/// Live GPU bytes, and the total allocated since the last accumulated reset: a command batch
+/// measures what it allocated by the difference.
+pub fn gpu_bytes() -> (u64, u64) {
+    with(|h| {
+        let gauge = h.stats.allocated_bytes.get(Scope::Gpu);
+        (gauge.current, gauge.allocated)
+    })
+}
+
 pub fn cache_bytes() -> u64 {
     with(|h| h.cache_bytes())
 }

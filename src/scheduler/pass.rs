@@ -95,7 +95,7 @@ impl Pass<'_> {
     }
 
     /// Submits recorded work that must go before `node` (a CPU node that can run now runs
-    /// while the GPU works; a full batch is sent), unless some buffer it uses is unconfirmed:
+    /// while the GPU works; a full batch, or one that has allocated much, is sent), unless some buffer it uses is unconfirmed:
     /// then `false`, and the caller flushes asynchronously. A CPU node that first needs a
     /// readback submits nothing here: its readback joins the recorded work.
     fn make_room_to_record(&mut self, node: &Array, inputs: &[Array]) -> bool {
@@ -103,10 +103,9 @@ impl Pass<'_> {
         let needs_submit = if on_cpu {
             self.state.has_unsubmitted_work() && inputs.iter().all(|i| stored(i).storage.on_host())
         } else {
-            self.state
-                .batch
-                .as_ref()
-                .is_some_and(|b| b.recorded_dispatches() >= dispatches_per_submit())
+            self.state.batch.as_ref().is_some_and(|b| {
+                b.recorded_dispatches() >= dispatches_per_submit() || b.holds_much_memory()
+            })
         };
         if !needs_submit {
             return true;

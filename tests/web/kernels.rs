@@ -646,7 +646,13 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             if let MatmulKernel::RegisterTiled(tile) = kernel {
                 for cols4 in [1, tile.cols4] {
                     let rows = tile.rows;
-                    variants.push(Variant::Vec4 { rows, cols4 });
+                    for transposed in [[false, false], [true, false], [false, true], [true, true]] {
+                        variants.push(Variant::Vec4 {
+                            rows,
+                            cols4,
+                            transposed,
+                        });
+                    }
                 }
             }
         }

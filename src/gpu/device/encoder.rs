@@ -29,6 +29,10 @@ thread_local! {
 /// (the GPU starts sooner) and 1.5-2.5x faster than 1 (fewer submits); see the README.
 pub const DEFAULT_DISPATCHES_PER_SUBMIT: usize = 64;
 
+/// The fewest bytes a batch allocates before it is submitted for memory's sake (see
+/// [`CommandBatch::holds_much_memory`]).
+pub const MEMORY_PER_SUBMIT: u64 = 1 << 20;
+
 /// The most dispatches a batch holds before it is submitted. Batches are also submitted
 /// before any CPU node runs and at the end of each evaluation.
 pub fn dispatches_per_submit() -> usize {
@@ -62,6 +66,8 @@ pub struct CommandBatch {
     keep_alive: Vec<GpuBuffer>,
     /// The monitor's timestamp slot of this batch (see `gpu::device::timestamps`).
     stamp: Option<usize>,
+    /// The allocator's total of GPU bytes allocated when this batch began recording.
+    allocated_before: u64,
 }
 
 /// What a batch records for a profile: each dispatch's kernel and node and, where the adapter
@@ -86,6 +92,7 @@ impl CommandBatch {
             profile: None,
             keep_alive: Vec::new(),
             stamp: None,
+            allocated_before: 0,
         }
     }
 
@@ -121,6 +128,9 @@ impl CommandBatch {
     /// record anything else while a pass is open.
     fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         self.pass = None;
+        if self.encoder.is_none() {
+            self.allocated_before = crate::memory::allocator::gpu_bytes().1;
+        }
         self.encoder.get_or_insert_with(|| {
             let mut encoder =
                 self.gpu
@@ -256,6 +266,20 @@ impl CommandBatch {
     /// Dispatches recorded since the last submit.
     pub fn recorded_dispatches(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Whether this batch has allocated a quarter of the GPU's live bytes, and at least
+    /// [`MEMORY_PER_SUBMIT`], since it began. Buffers the recorded work is done with are held
+    /// until the submit (no upload may reuse them before the work runs), so a batch that
+    /// allocates much is submitted early: then a backward pass frees each activation close
+    /// to its last use rather than a whole batch later.
+    pub fn holds_much_memory(&self) -> bool {
+        if self.encoder.is_none() {
+            return false;
+        }
+        let (live, allocated) = crate::memory::allocator::gpu_bytes();
+        let grown = allocated.saturating_sub(self.allocated_before);
+        grown >= MEMORY_PER_SUBMIT.max(live / 4)
     }
 
     /// Whether nothing is recorded.

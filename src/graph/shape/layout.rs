@@ -113,6 +113,21 @@ pub fn matrix_rows_walk(shape: &[usize], layout: &Layout) -> Option<(usize, usiz
     (evenly && step > 0).then_some((step as usize, row_stride as usize))
 }
 
+/// The walk of [`matrix_rows_walk`] over the columns of a transposed view: `(batch stride,
+/// column stride)` where each column of the `[batch…, rows, cols]` matrices is contiguous.
+pub fn matrix_columns_walk(shape: &[usize], layout: &Layout) -> Option<(usize, usize)> {
+    let n = shape.len();
+    let mut swapped_shape = shape.to_vec();
+    swapped_shape.swap(n - 2, n - 1);
+    let mut strides = layout.strides.clone();
+    strides.swap(n - 2, n - 1);
+    let swapped = Layout {
+        strides,
+        offset: layout.offset,
+    };
+    matrix_rows_walk(&swapped_shape, &swapped)
+}
+
 /// The layout of `reshape(x, new_shape)` when it can share `x`'s storage, or `None` when the
 /// data must be copied first. It can whenever each group of `x`'s axes that the new shape
 /// merges or splits is itself laid out as one run (NumPy's no-copy rule): adding or removing
@@ -209,4 +224,60 @@ pub fn gather_strides(
         })
         .collect();
     (base, strides[axis])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrices_are_walked_in_place_when_dense_or_broadcast() {
+        let dense = Layout::contiguous(&[3, 2, 4]);
+        assert_eq!(matrix_batch_stride(&[3, 2, 4], &dense), Some(8));
+        let broadcast = Layout {
+            strides: vec![0, 4, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_batch_stride(&[3, 2, 4], &broadcast), Some(0));
+        let transposed = transpose_view(&Layout::contiguous(&[4, 2]), &[1, 0]);
+        assert_eq!(matrix_batch_stride(&[2, 4], &transposed), None);
+        assert_eq!(matrix_rows_walk(&[2, 4], &transposed), None);
+        // ...but its columns are: 2 apart, each of 4 contiguous elements.
+        assert_eq!(matrix_columns_walk(&[2, 4], &transposed), Some((0, 2)));
+        assert_eq!(
+            matrix_columns_walk(&[2, 4], &Layout::contiguous(&[2, 4])),
+            None
+        );
+        // The keys of 12 heads transposed for q kᵀ: [1, 12, 64, 128] over a [128, 2304] slice.
+        let keys = Layout {
+            strides: vec![0, 64, 1, 2304],
+            offset: 768,
+        };
+        assert_eq!(
+            matrix_columns_walk(&[1, 12, 64, 128], &keys),
+            Some((64, 2304))
+        );
+        assert_eq!(matrix_rows_walk(&[3, 2, 4], &dense), Some((8, 4)));
+        assert_eq!(matrix_rows_walk(&[3, 2, 4], &broadcast), Some((0, 4)));
+        // The 12 heads of q in a [128, 2304] projection, as [1, 12, 1, 128, 64].
+        let heads = Layout {
+            strides: vec![0, 64, 0, 2304, 1],
+            offset: 0,
+        };
+        assert_eq!(
+            matrix_rows_walk(&[1, 12, 1, 128, 64], &heads),
+            Some((64, 2304))
+        );
+        // Batch axes that do not step evenly, or rows that overlap, are not walked.
+        let uneven = Layout {
+            strides: vec![100, 8, 4, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_rows_walk(&[2, 3, 2, 4], &uneven), None);
+        let overlapping = Layout {
+            strides: vec![2, 1],
+            offset: 0,
+        };
+        assert_eq!(matrix_rows_walk(&[3, 4], &overlapping), None);
+    }
 }

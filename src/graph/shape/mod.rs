@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 mod layout;
 
 pub use layout::{
-    Layout, gather_strides, matrix_batch_stride, matrix_rows_walk, repeated_row, reshape_view,
-    slice_view, transpose_view,
+    Layout, gather_strides, matrix_batch_stride, matrix_columns_walk, matrix_rows_walk,
+    repeated_row, reshape_view, slice_view, transpose_view,
 };
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
@@ -337,42 +337,6 @@ mod tests {
             "ValueError"
         );
         assert!(normalize_axes("sum", &[1, -2], 3).is_err());
-    }
-
-    #[test]
-    fn matrices_are_walked_in_place_when_dense_or_broadcast() {
-        let dense = Layout::contiguous(&[3, 2, 4]);
-        assert_eq!(matrix_batch_stride(&[3, 2, 4], &dense), Some(8));
-        let broadcast = Layout {
-            strides: vec![0, 4, 1],
-            offset: 0,
-        };
-        assert_eq!(matrix_batch_stride(&[3, 2, 4], &broadcast), Some(0));
-        let transposed = transpose_view(&Layout::contiguous(&[4, 2]), &[1, 0]);
-        assert_eq!(matrix_batch_stride(&[2, 4], &transposed), None);
-        assert_eq!(matrix_rows_walk(&[2, 4], &transposed), None);
-        assert_eq!(matrix_rows_walk(&[3, 2, 4], &dense), Some((8, 4)));
-        assert_eq!(matrix_rows_walk(&[3, 2, 4], &broadcast), Some((0, 4)));
-        // The 12 heads of q in a [128, 2304] projection, as [1, 12, 1, 128, 64].
-        let heads = Layout {
-            strides: vec![0, 64, 0, 2304, 1],
-            offset: 0,
-        };
-        assert_eq!(
-            matrix_rows_walk(&[1, 12, 1, 128, 64], &heads),
-            Some((64, 2304))
-        );
-        // Batch axes that do not step evenly, or rows that overlap, are not walked.
-        let uneven = Layout {
-            strides: vec![100, 8, 4, 1],
-            offset: 0,
-        };
-        assert_eq!(matrix_rows_walk(&[2, 3, 2, 4], &uneven), None);
-        let overlapping = Layout {
-            strides: vec![2, 1],
-            offset: 0,
-        };
-        assert_eq!(matrix_rows_walk(&[3, 4], &overlapping), None);
     }
 
     #[test]

@@ -125,6 +125,81 @@ pub(super) fn placed(
     ))
 }
 
+/// The sum of cotangents that each [`placed`] a slice of `x`, when the slices step by 1, take
+/// disjoint runs of one axis and the whole of every other (a `split`'s parts, or some of
+/// them): one concatenation along that axis, with zeros in the gaps, rather than a zero-filled
+/// copy of `x` per part and their sum. `None` for any other cotangents.
+pub(super) fn joined(x_shape: &[usize], parts: &[Array], s: Stream) -> Result<Option<Array>> {
+    let mut runs = Vec::new();
+    let mut along = None;
+    for part in parts {
+        let Some((axis, start, update)) = placed_run(x_shape, part) else {
+            return Ok(None);
+        };
+        if along.is_some_and(|a| a != axis) {
+            return Ok(None);
+        }
+        along = Some(axis);
+        runs.push((start, update));
+    }
+    let Some(axis) = along.filter(|_| runs.len() > 1) else {
+        return Ok(None);
+    };
+    runs.sort_by_key(|(start, _)| *start);
+    let dtype = runs[0].1.dtype();
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    let gap = |from: usize, to: usize| {
+        let mut shape = x_shape.to_vec();
+        shape[axis] = to - from;
+        ops::zeros(&shape, dtype, s)
+    };
+    for (start, update) in runs {
+        if start < at || update.dtype() != dtype {
+            return Ok(None); // overlapping runs add, they do not join
+        }
+        if start > at {
+            pieces.push(gap(at, start)?);
+        }
+        at = start + update.shape()[axis];
+        pieces.push(update);
+    }
+    if at < x_shape[axis] {
+        pieces.push(gap(at, x_shape[axis])?);
+    }
+    ops::concatenate(&pieces, axis as isize, s).map(Some)
+}
+
+/// `(axis, start, update)` when `part` is a slice update of zeros in the shape of `x` whose
+/// slice steps by 1 and differs from the whole of `x` on one axis (or none: then axis 0).
+fn placed_run(x_shape: &[usize], part: &Array) -> Option<(usize, usize, Array)> {
+    let Some(Primitive::Scatter(Scatter::Slice { start, step })) = part.primitive() else {
+        return None;
+    };
+    let inputs = part.inputs();
+    let zeros = matches!(
+        inputs[0].primitive(),
+        Some(Primitive::Fill(crate::graph::primitive::Fill::Constant(0)))
+    );
+    let update = inputs.get(1)?;
+    let fits = zeros
+        && !x_shape.is_empty()
+        && part.shape() == x_shape
+        && update.ndim() == x_shape.len()
+        && step.iter().all(|&st| st == 1);
+    if !fits {
+        return None;
+    }
+    let partial: Vec<usize> = (0..x_shape.len())
+        .filter(|&a| start[a] != 0 || update.shape()[a] != x_shape[a])
+        .collect();
+    match partial[..] {
+        [] => Some((0, 0, update.clone())),
+        [axis] => Some((axis, start[axis], update.clone())),
+        _ => None,
+    }
+}
+
 /// `sliceUpdate(x, update)`: `x` gets `g` with the slice zeroed (the update replaced it), the
 /// update gets the slice of `g`.
 pub(super) fn slice_update(

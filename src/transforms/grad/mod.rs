@@ -147,7 +147,8 @@ fn backward(outputs: &[Array], leaves: &[Array], cotangents: &[Array]) -> Result
             active.insert(node.id());
         }
     }
-    let mut sums: HashMap<usize, Array> = HashMap::default();
+    // Each node's cotangents as they arrive, summed once every consumer has given its own.
+    let mut sums: HashMap<usize, Vec<Array>> = HashMap::default();
     for (y, c) in outputs.iter().zip(cotangents) {
         accumulate(&mut sums, &active, y, c.clone())?;
     }
@@ -155,7 +156,7 @@ fn backward(outputs: &[Array], leaves: &[Array], cotangents: &[Array]) -> Result
         if leaf_ids.contains(&node.id()) {
             continue;
         }
-        let Some(g) = sums.remove(&node.id()) else {
+        let Some(g) = summed(&mut sums, node)? else {
             continue;
         };
         let inputs = node.inputs();
@@ -169,16 +170,16 @@ fn backward(outputs: &[Array], leaves: &[Array], cotangents: &[Array]) -> Result
     }
     leaves
         .iter()
-        .map(|leaf| match sums.remove(&leaf.id()) {
+        .map(|leaf| match summed(&mut sums, leaf)? {
             Some(g) => Ok(g),
             None => ops::zeros(leaf.shape(), leaf.dtype(), leaf.stream()),
         })
         .collect()
 }
 
-/// Adds `g` to the cotangent of `x`, in `x`'s dtype, if `x` carries one.
+/// Adds `g` to the cotangents of `x`, in `x`'s dtype, if `x` carries one.
 fn accumulate(
-    sums: &mut HashMap<usize, Array>,
+    sums: &mut HashMap<usize, Vec<Array>>,
     active: &HashSet<usize>,
     x: &Array,
     g: Array,
@@ -191,10 +192,24 @@ fn accumulate(
     } else {
         ops::astype(&g, x.dtype(), x.stream())
     };
-    let sum = match sums.remove(&x.id()) {
-        Some(before) => ops::add(&before, &g, x.stream())?,
-        None => g,
-    };
-    sums.insert(x.id(), sum);
+    sums.entry(x.id()).or_default().push(g);
     Ok(())
+}
+
+/// The sum of `x`'s cotangents, in the order they arrived: the slices of a `split` (each a
+/// slice of `x` placed in zeros) are joined into one concatenation instead of added.
+fn summed(sums: &mut HashMap<usize, Vec<Array>>, x: &Array) -> Result<Option<Array>> {
+    let Some(parts) = sums.remove(&x.id()) else {
+        return Ok(None);
+    };
+    if let Some(joined) = indexing::joined(x.shape(), &parts, x.stream())? {
+        return Ok(Some(joined));
+    }
+    let mut parts = parts.into_iter();
+    let first = parts
+        .next()
+        .expect("a cotangent is recorded with its first part");
+    parts
+        .try_fold(first, |sum, g| ops::add(&sum, &g, x.stream()))
+        .map(Some)
 }

@@ -224,16 +224,9 @@ fn matmul_rule(
         perm.swap((r - 1) as usize, (r - 2) as usize);
         ops::transpose(m, Some(&perm), s)
     };
-    // The GPU's matmul kernels read row-major operands, so a transposed one is copied first,
-    // and a transpose is a slow copy there (column reads). g Bᵀ copies B, a weight, often
-    // many times the size of g; (B gᵀ)ᵀ copies g instead, and its result is a transposed view.
-    let through_g = s.device == crate::stream::Device::Gpu && b.size() > g.size();
+    // Both products read their transposed operand in place (the GPU's vec4 kernel walks its
+    // columns), so no weight is copied.
     let ga = match wanted[0] && a.dtype().is_float() {
-        true if through_g => Some(unbroadcast(
-            &swapped(&ops::matmul(b, &swapped(g)?, s)?)?,
-            a.shape(),
-            s,
-        )?),
         true => Some(unbroadcast(
             &ops::matmul(g, &swapped(b)?, s)?,
             a.shape(),
