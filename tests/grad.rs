@@ -752,3 +752,75 @@ fn a_splits_cotangents_are_joined_into_one_concatenation() {
         assert_eq!(read(&runtime, &grads[0]), want, "on {device:?}");
     }
 }
+
+/// An embedding's gradient: `take` of 64 rows (many repeated) from a 4096 x 16 table. The
+/// cotangent goes back by a scatter-add, so repeated rows sum, and the step holds a few arrays
+/// of the table's size (the zeros, the sums, on the GPU the table's copy there), not a one-hot
+/// of the indices against it (64 x 16 x 4096 floats, 16 MiB); its `jvp` is the gather again.
+#[test]
+fn a_gathers_gradient_sums_repeated_indices_without_a_one_hot() {
+    use tandem::memory::{Scope, allocator, stats};
+    let runtime = gpu_runtime();
+    let (vocab, width, count) = (4096usize, 16usize, 64usize);
+    let table = Array::from_f32(&vec![0.5; vocab * width], &[vocab, width]).unwrap();
+    let picks: Vec<i32> = (0..count as i32)
+        .map(|i| [3, -1, 3, 4095, 7, 3][i as usize % 6] + (i / 6) * 11)
+        .collect();
+    let indices = Array::from_slice(&picks, &[count]).unwrap();
+    let weights: Vec<f32> = (0..count * width).map(|i| 1.0 + (i % 5) as f32).collect();
+    let dy = Array::from_f32(&weights, &[count, width]).unwrap();
+    // Where each pick lands: negative from the end, the rest clamped, as the gather reads.
+    let row =
+        |p: i32| (if p < 0 { p + vocab as i32 } else { p }).clamp(0, vocab as i32 - 1) as usize;
+    let mut want = vec![0f32; vocab * width];
+    for (k, &p) in picks.iter().enumerate() {
+        for c in 0..width {
+            want[row(p) * width + c] += weights[k * width + c];
+        }
+    }
+    let gradient = |device: Device| {
+        let f = |v: &[Array]| Ok(vec![ops::take(&v[0], &indices, Some(0), device)?]);
+        let (_, mut grads) =
+            vjp(f, std::slice::from_ref(&table), std::slice::from_ref(&dy)).unwrap();
+        grads.remove(0)
+    };
+    // A first step leaves the arguments' copies on the GPU, which they keep.
+    read(&runtime, &gradient(Device::Gpu));
+    for device in [Device::Cpu, Device::Gpu] {
+        pollster::block_on(runtime.synchronize()).unwrap();
+        let before = stats().active_bytes.get(Scope::All).current;
+        allocator::reset_peak_stats();
+        let grads = gradient(device);
+        let got = read(&runtime, &grads);
+        let peak = stats().active_bytes.get(Scope::All).peak - before;
+        assert_eq!(got, want, "on {device:?}");
+        assert!(
+            peak < 4 * (vocab * width * 4) as u64,
+            "on {device:?}: a peak of {peak} B"
+        );
+        drop(grads);
+        // Forward mode transposes the reverse one: through the scatter-add back to a gather.
+        let tangent: Vec<f32> = (0..vocab * width).map(|i| (i % 13) as f32).collect();
+        let tangent = Array::from_f32(&tangent, &[vocab, width]).unwrap();
+        let f = |v: &[Array]| Ok(vec![ops::take(&v[0], &indices, Some(0), device)?]);
+        let (_, jvps) = jvp(
+            f,
+            std::slice::from_ref(&table),
+            std::slice::from_ref(&tangent),
+        )
+        .unwrap();
+        let taken = ops::take(&tangent, &indices, Some(0), Device::Cpu).unwrap();
+        assert_eq!(
+            read(&runtime, &jvps[0]),
+            read(&runtime, &taken),
+            "jvp on {device:?}"
+        );
+        drop((jvps, taken, tangent));
+        pollster::block_on(runtime.synchronize()).unwrap();
+        assert_eq!(
+            stats().active_bytes.get(Scope::All).current,
+            before,
+            "on {device:?}: nothing left behind"
+        );
+    }
+}

@@ -1,6 +1,7 @@
-//! The scatter of `putAlongAxis` and `sliceUpdate`: the output starts as a row-major copy of
-//! `x`, then each update is written where its coordinates (and, along an axis, its index)
-//! place it. Every dtype is one word an element, so no value is looked at.
+//! The scatter of `putAlongAxis`, `sliceUpdate` and a gather's gradient (`scatterAdd`): the
+//! output starts as a row-major copy of `x`, then each update is written (or, for
+//! `scatterAdd`, added in float32) where its coordinates (and, along an axis, its index)
+//! place it. Every dtype is one word an element, so only an addition looks at a value.
 
 use crate::array::Array;
 use crate::cpu::HostInput;
@@ -16,13 +17,17 @@ pub fn eval(scatter: &Scatter, inputs: &[Array], host: &[HostInput]) -> Result<V
     let x_shape = inputs[0].shape();
     let out_strides = contiguous_strides(x_shape);
     match scatter {
-        Scatter::Axis(axis) => {
+        Scatter::Axis(axis) | Scatter::AxisAdd(axis) => {
             let mut placement = out_strides.clone();
             placement[*axis] = 0;
             let indices = (inputs[1].dtype(), &host[1]);
             let step = (out_strides[*axis], x_shape[*axis]);
             let values = (inputs[2].shape(), &host[2]);
-            write_along_axis(&mut out, values, indices, (&placement, step));
+            let land = match scatter {
+                Scatter::AxisAdd(_) => add_f32,
+                _ => replace,
+            };
+            write_along_axis(&mut out, values, indices, (&placement, step), land);
         }
         Scatter::Slice { start, step } => {
             let region = slice_view(&Layout::contiguous(x_shape), start, step);
@@ -32,13 +37,22 @@ pub fn eval(scatter: &Scatter, inputs: &[Array], host: &[HostInput]) -> Result<V
     Ok(out)
 }
 
-/// Each value of `values` (of the updates' shape) written at its own offset in `placement`
-/// plus its index's position times the axis's `(stride, extent)`.
+fn replace(_: u32, value: u32) -> u32 {
+    value
+}
+
+fn add_f32(word: u32, value: u32) -> u32 {
+    (f32::from_bits(word) + f32::from_bits(value)).to_bits()
+}
+
+/// Each value of `values` (of the updates' shape) landed by `land(old, value)` at its own
+/// offset in `placement` plus its index's position times the axis's `(stride, extent)`.
 fn write_along_axis(
     out: &mut [u32],
     values: (&[usize], &HostInput),
     indices: (DType, &HostInput),
     (placement, (stride, extent)): (&[isize], (isize, usize)),
+    land: fn(u32, u32) -> u32,
 ) {
     let (shape, v) = values;
     let (dtype, i) = indices;
@@ -50,7 +64,8 @@ fn write_along_axis(
         let (pv, pi) = (v.layout.offset as isize + ov, i.layout.offset as isize + oi);
         for k in 0..inner {
             let at = position(i.words[(pi + k * ii) as usize], dtype, extent);
-            out[(oo + k * io + at * stride) as usize] = v.words[(pv + k * iv) as usize];
+            let o = (oo + k * io + at * stride) as usize;
+            out[o] = land(out[o], v.words[(pv + k * iv) as usize]);
         }
     });
 }

@@ -1,7 +1,8 @@
-//! The scatter of `putAlongAxis` and `sliceUpdate`: `x` copied into a fresh output
-//! (`copy_into.wgsl`), then the updates written over it: through the slice's strides by the
-//! same copy kernel, or along an axis at their indices by `wgsl/scatter.wgsl`. Both are
-//! elementwise dispatches over the updates, recorded in order in one batch.
+//! The scatter of `putAlongAxis`, `sliceUpdate` and `scatterAdd`: `x` copied into a fresh
+//! output (`copy_into.wgsl`), then the updates written over it: through the slice's strides by
+//! the same copy kernel, along an axis at their indices by `wgsl/scatter.wgsl`, or added there
+//! by `wgsl/scatter_add.wgsl`. All are elementwise dispatches over the updates, recorded in
+//! order in one batch.
 
 use crate::array::Array;
 use crate::dtype::DType;
@@ -17,15 +18,17 @@ use crate::graph::shape::{Layout, contiguous_strides, slice_view};
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/scatter.wgsl");
+const ADD_KERNEL: &str = include_str!("wgsl/scatter_add.wgsl");
 
-/// The kernel's source for indices of `index` dtype.
-pub fn source(index: DType) -> String {
-    crate::gpu::gather::indexed_source(KERNEL, index)
+/// The kernel's source for indices of `index` dtype; with `add`, the one that adds.
+pub fn source(index: DType, add: bool) -> String {
+    let kernel = if add { ADD_KERNEL } else { KERNEL };
+    crate::gpu::gather::indexed_source(kernel, index)
 }
 
 /// The pipeline key for indices of `index` dtype.
-pub fn key(index: DType) -> KernelKey {
-    KernelKey::new("scatter", "", &[index])
+pub fn key(index: DType, add: bool) -> KernelKey {
+    KernelKey::new(if add { "scatter_add" } else { "scatter" }, "", &[index])
 }
 
 /// Records `scatter` into a copy of `x` (`inputs[0]`) and returns the output buffer.
@@ -54,7 +57,8 @@ pub fn dispatch(
         &out,
     )?;
     match scatter {
-        Scatter::Axis(axis) => {
+        Scatter::Axis(axis) | Scatter::AxisAdd(axis) => {
+            let add = matches!(scatter, Scatter::AxisAdd(_));
             let mut strides = out_strides.clone();
             strides[*axis] = 0;
             let placement = Placement {
@@ -67,8 +71,8 @@ pub fn dispatch(
             elementwise::record(
                 gpu,
                 batch,
-                key(index),
-                || source(index),
+                key(index, add),
+                || source(index, add),
                 inputs[1].shape(),
                 &operands,
                 Some(placement),

@@ -4,6 +4,7 @@
 //! The indices' own values are not read on the host: an op builder never waits for data.
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{Primitive, Scatter};
 use crate::graph::shape::{broadcast_shapes, checked_size, fmt_shape, normalize_axis};
@@ -168,6 +169,43 @@ pub fn put_along_axis(
             x.clone(),
             broadcast_to(indices, &shape, stream)?,
             broadcast_to(&values, &shape, stream)?,
+        ],
+        x.shape().to_vec(),
+        x.dtype(),
+        stream,
+    ))
+}
+
+/// MLX's `scatter_add` with `put_along_axis`'s placement: a copy of the float32 `x` with each
+/// of `values` added at its index along `axis`, so repeated indices sum (the gradient of a
+/// gather). Shapes as [`put_along_axis`]; the values take `x`'s dtype.
+pub fn scatter_add_along_axis(
+    x: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: usize,
+    stream: impl Into<Stream>,
+) -> Result<Array> {
+    let stream: Stream = stream.into();
+    const OP: &str = "scatterAdd";
+    check_indices(OP, indices)?;
+    if x.dtype() != DType::Float32 || indices.ndim() != x.ndim() || axis >= x.ndim() {
+        return Err(Error::Value(format!(
+            "{OP}: needs a float32 array and indices of its rank {} with an axis below it, got {} {} and indices {} on axis {axis}",
+            x.ndim(),
+            x.dtype().name(),
+            fmt_shape(x.shape()),
+            fmt_shape(indices.shape()),
+        )));
+    }
+    let shape = update_shape(x, indices, values, axis)?;
+    check_extent(OP, x, axis, crate::graph::shape::numel(&shape))?;
+    Ok(Array::from_primitive(
+        Primitive::Scatter(Scatter::AxisAdd(axis)),
+        vec![
+            x.clone(),
+            broadcast_to(indices, &shape, stream)?,
+            broadcast_to(&astype(values, x.dtype(), stream), &shape, stream)?,
         ],
         x.shape().to_vec(),
         x.dtype(),

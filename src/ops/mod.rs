@@ -22,7 +22,7 @@ pub use binary::{add, binary, clip, where_};
 pub use construction::{PadMode, diag, diagonal, pad, repeat, roll, tile};
 pub use contract::{einsum, tensordot};
 pub use creation::{arange, eye, full, linspace, ones, zeros};
-pub use indexing::{put_along_axis, slice_update, take, take_along_axis};
+pub use indexing::{put_along_axis, scatter_add_along_axis, slice_update, take, take_along_axis};
 pub use matmul::{addmm, matmul, outer};
 pub use reduce::{logsumexp, mean, reduce, softmax};
 pub use scan::scan;

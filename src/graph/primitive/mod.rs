@@ -179,6 +179,10 @@ pub enum Scatter {
     /// own coordinates with the axis's read from the indices (negative from the end, the rest
     /// clamped, as the gather); of two updates to one element, one lands.
     Axis(usize),
+    /// MLX's `scatter_add` along this axis (`x.at[indices].add(values)` with
+    /// `put_along_axis`'s placement): inputs as [`Scatter::Axis`], float32, and every update
+    /// is added where it lands, so repeated indices sum. The gradient of a gather.
+    AxisAdd(usize),
     /// MLX's `slice_update`: inputs `x` and the update, which fills the slice of `x` that
     /// starts at `start` and steps by `step` on each axis (the slice view's parameters).
     Slice { start: Vec<usize>, step: Vec<isize> },
@@ -397,6 +401,7 @@ impl Primitive {
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scatter(Scatter::Axis(_)) => "putAlongAxis",
+            Primitive::Scatter(Scatter::AxisAdd(_)) => "scatterAdd",
             Primitive::Scatter(Scatter::Slice { .. }) => "sliceUpdate",
             Primitive::Patches(_) => "im2col",
             Primitive::Scan { op, .. } => op.name(),

@@ -1,12 +1,12 @@
-//! The rules of the primitives that move elements: concatenation, the gather, sorts, slice
-//! updates and a convolution's patches. Without a scatter-add primitive yet, the gather and
-//! the sorts scatter their cotangent by one-hot rows, and the patches by one slice update of
-//! zeros per kernel tap: right, documented fallbacks whose memory is stated with each.
+//! The rules of the primitives that move elements: concatenation, the gather and sorts (whose
+//! cotangents go back by a scatter-add), the scatters, slice updates and a convolution's
+//! patches (one slice update of zeros per kernel tap: a documented fallback whose memory is
+//! stated with it).
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::graph::primitive::{BinaryOp, Patches, Primitive, ReduceOp, Scatter};
+use crate::graph::primitive::{BinaryOp, Patches, Primitive, Scatter};
 use crate::ops;
 use crate::stream::Stream;
 
@@ -34,10 +34,9 @@ pub(super) fn concatenate(
         .collect()
 }
 
-/// `take_along_axis`'s transpose, by one-hot rows (a documented fallback until a scatter-add
-/// primitive exists): each index, normalized as the gather reads it (negative from the end,
-/// the rest clamped), marks one of the axis's `n` positions, and `g` is summed into them.
-/// Its memory is the gathered shape times `n`.
+/// `take_along_axis`'s transpose: `g` added into zeros of the gathered array's shape at the
+/// indices it was read from (a scatter-add, in float32), then summed over the axes where `x`
+/// was broadcast. Its memory is one array of that shape.
 pub(super) fn scattered(
     axis: usize,
     x: &Array,
@@ -45,43 +44,35 @@ pub(super) fn scattered(
     g: &Array,
     s: Stream,
 ) -> Result<Array> {
-    let n = x.shape()[axis];
-    let int = |v: f64| ops::creation::scalar(v, DType::Int32);
-    let idx = ops::astype(indices, DType::Int32, s);
-    let below = ops::binary(BinaryOp::Less, &idx, &int(0.0)?, s)?;
-    let wrapped = ops::where_(
-        &below,
-        &ops::binary(BinaryOp::Add, &idx, &int(n as f64)?, s)?,
-        &idx,
+    let mut shape = g.shape().to_vec();
+    shape[axis] = x.shape()[axis];
+    // Half-precision cotangents are summed in float32, and rounded once.
+    let cast = |a: &Array, dtype: DType| match a.dtype() == dtype {
+        true => a.clone(),
+        false => ops::astype(a, dtype, s),
+    };
+    let zeros = ops::zeros(&shape, DType::Float32, s)?;
+    let summed = ops::scatter_add_along_axis(&zeros, indices, &cast(g, DType::Float32), axis, s)?;
+    unbroadcast(&cast(&summed, g.dtype()), x.shape(), s)
+}
+
+/// `scatterAdd(x, indices, values)`: `x` gets `g` unchanged (every update was added to it),
+/// the values get `g` gathered where they landed.
+pub(super) fn scatter_add(
+    axis: usize,
+    inputs: &[Array],
+    g: &Array,
+    s: Stream,
+) -> Result<Vec<Option<Array>>> {
+    let (indices, values) = (&inputs[1], &inputs[2]);
+    let gathered = Array::from_primitive(
+        Primitive::Gather(axis),
+        vec![g.clone(), indices.clone()],
+        values.shape().to_vec(),
+        g.dtype(),
         s,
-    )?;
-    let top = ops::binary(
-        BinaryOp::Minimum,
-        &wrapped,
-        &int(n.saturating_sub(1) as f64)?,
-        s,
-    )?;
-    let idx = ops::binary(BinaryOp::Maximum, &top, &int(0.0)?, s)?;
-    let positions = ops::arange(0.0, n as f64, 1.0, DType::Int32, s)?;
-    let hot = ops::binary(
-        BinaryOp::Equal,
-        &ops::expand_dims(&idx, &[-1], s)?,
-        &positions,
-        s,
-    )?;
-    let hot = ops::astype(&hot, g.dtype(), s);
-    let spread = ops::binary(BinaryOp::Multiply, &ops::expand_dims(g, &[-1], s)?, &hot, s)?;
-    let summed = ops::reduce(ReduceOp::Sum, &spread, Some(&[axis as isize]), true, s)?;
-    // [..., 1 (the axis), ..., n] to [..., n, ..., 1], then drop the last axis.
-    let rank = summed.ndim();
-    let mut perm: Vec<isize> = (0..rank as isize).collect();
-    perm.swap(axis, rank - 1);
-    let moved = ops::transpose(&summed, Some(&perm), s)?;
-    let dims: Vec<isize> = moved.shape()[..rank - 1]
-        .iter()
-        .map(|&d| d as isize)
-        .collect();
-    unbroadcast(&ops::reshape(&moved, &dims, s)?, x.shape(), s)
+    );
+    Ok(vec![Some(g.clone()), None, Some(gathered)])
 }
 
 /// A sort's (or `topk`'s) values: `g` goes back to the positions the sort took them from,

@@ -98,6 +98,7 @@ fn moving_cotangents(
             indexing::slice_update(&inputs[1], (&start, &step), g, s)
         }
         Primitive::Scatter(Scatter::Axis(axis)) => indexing::put_along_axis(axis, inputs, g, s),
+        Primitive::Scatter(Scatter::AxisAdd(axis)) => indexing::scatter_add(axis, inputs, g, s),
         Primitive::Patches(patches) => {
             Ok(vec![Some(indexing::patches(&patches, &inputs[0], g, s)?)])
         }
