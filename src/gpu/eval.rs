@@ -155,8 +155,8 @@ fn eval_axis_op(
     }
 }
 
-/// An elementwise kernel over the node's shape: the `vec4` kernel when every input is dense
-/// or a scalar, else the strided one, which reads each input through its broadcast strides.
+/// An elementwise kernel over the node's shape: the `vec4` kernel when every input is dense,
+/// a repeated row or column, or a scalar, else the strided one, which reads each input through its broadcast strides.
 #[allow(clippy::too_many_arguments)]
 fn elementwise_node(
     gpu: &GpuContext,
@@ -176,7 +176,7 @@ fn elementwise_node(
             Some(word) => Some(vectorized::Access::Word(word)),
             None => {
                 let strides = d.layout.broadcast(x.shape(), shape);
-                vectorized::access(shape, &strides, d.layout.offset)
+                vectorized::access_or_column(shape, &strides, d.layout.offset)
             }
         })
         .collect();

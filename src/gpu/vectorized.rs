@@ -54,6 +54,10 @@ pub enum Access {
     /// A row of this many `vec4`s, contiguous from an offset that is a multiple of 4,
     /// repeated along the output (a bias over a matmul's or convolution's rows).
     Row(u32),
+    /// Elements in order, each repeated over this many `vec4`s of the output (a per-row
+    /// statistic over its row: a norm's scale in its backward pass). Only single-op kernels
+    /// take it (see [`access_or_column`]).
+    Column(u32),
 }
 
 impl Access {
@@ -64,6 +68,7 @@ impl Access {
             Access::Scalar => 1,
             Access::Word(_) => 2,
             Access::Row(_) => 3,
+            Access::Column(_) => 4,
         }
     }
 }
@@ -87,6 +92,29 @@ pub fn access(shape: &[usize], strides: &[isize], offset: usize) -> Option<Acces
         return Some(Access::Dense);
     }
     row(shape, strides, offset)
+}
+
+/// [`access`], or else a column: each element of a dense run repeated over whole `vec4`s of
+/// the output (`[rows, 1]` over `[rows, cols]`, cols a multiple of 4), which the fast kernel
+/// reads one element per `vec4`. Its period costs a parameter word, so only kernels of a few
+/// operands (one op's) take it; a fused kernel's operands stay within [`access`].
+pub fn access_or_column(shape: &[usize], strides: &[isize], offset: usize) -> Option<Access> {
+    access(shape, strides, offset).or_else(|| column(shape, strides))
+}
+
+fn column(shape: &[usize], strides: &[isize]) -> Option<Access> {
+    let repeats = |i: usize| shape[i] <= 1 || strides[i] == 0;
+    let split = (0..shape.len())
+        .rev()
+        .find(|&i| !repeats(i))
+        .map_or(0, |i| i + 1);
+    let inner = numel(&shape[split..]);
+    let dense = contiguous_strides(&shape[..split]);
+    let leading = shape[..split]
+        .iter()
+        .zip(strides.iter().zip(&dense))
+        .all(|(&extent, (&s, &d))| extent <= 1 || s == d);
+    (leading && inner >= 4 && inner.is_multiple_of(4)).then_some(Access::Column((inner / 4) as u32))
 }
 
 /// A row repeated along the output ([`repeated_row`]) of whole `vec4`s from a whole `vec4`.
@@ -241,6 +269,11 @@ pub fn operand_text(
             let element = packed::element(stored, &format!("in{k}"), &format!("params.offset{k}"));
             declare(&scalar) + &load(format!("vec4<{alias}>({element})"))
         }
+        Access::Column(_) => {
+            let at = format!("params.offset{k} + v / params.period{k}");
+            let element = packed::element(stored, &format!("in{k}"), &at);
+            declare(&scalar) + &load(format!("vec4<{alias}>({element})"))
+        }
         Access::Word(_) => unreachable!("a word has no binding"),
     }
 }
@@ -292,12 +325,12 @@ pub fn operand_words(accesses: &[Access], offsets: &[usize]) -> Vec<u32> {
         .zip(offsets)
         .map(|(access, &offset)| match *access {
             Access::Dense | Access::Row(_) => (offset / 4) as u32,
-            Access::Scalar => offset as u32,
+            Access::Scalar | Access::Column(_) => offset as u32,
             Access::Word(word) => word,
         })
         .collect();
     words.extend(accesses.iter().filter_map(|a| match a {
-        Access::Row(period) => Some(*period),
+        Access::Row(period) | Access::Column(period) => Some(*period),
         _ => None,
     }));
     words
@@ -311,13 +344,11 @@ pub fn operand_fields(accesses: &[Access], first: usize, before: usize) -> Strin
     for k in 0..accesses.len() {
         text += &format!("    offset{}: u32,\n", first + k);
     }
-    for k in (0..accesses.len()).filter(|&k| matches!(accesses[k], Access::Row(_))) {
+    let periodic = |a: &Access| matches!(a, Access::Row(_) | Access::Column(_));
+    for k in (0..accesses.len()).filter(|&k| periodic(&accesses[k])) {
         text += &format!("    period{}: u32,\n", first + k);
     }
-    let rows = accesses
-        .iter()
-        .filter(|a| matches!(a, Access::Row(_)))
-        .count();
+    let rows = accesses.iter().filter(|a| periodic(a)).count();
     let used = before + accesses.len() + rows;
     for k in used..used.next_multiple_of(4) {
         text += &format!("    pad{k}: u32,\n");
@@ -352,6 +383,24 @@ mod tests {
         assert_eq!(access(&[2, 8], &[0, 1], 2), None, "unaligned");
         assert_eq!(access(&[2, 3], &[1, 2], 0), None, "transposed");
         assert_eq!(access(&[], &[], 3), Some(Access::Scalar));
+        // Columns: a value per row, repeated over whole vec4s; single-op kernels only.
+        assert_eq!(access(&[3, 8], &[1, 0], 0), None);
+        assert_eq!(
+            access_or_column(&[3, 8], &[1, 0], 5),
+            Some(Access::Column(2))
+        );
+        assert_eq!(
+            access_or_column(&[2, 3, 2, 4], &[3, 1, 0, 0], 0),
+            Some(Access::Column(2))
+        );
+        assert_eq!(access_or_column(&[3, 6], &[1, 0], 0), None, "rows of 6");
+        assert_eq!(access_or_column(&[3, 8], &[2, 0], 0), None, "rows apart");
+        assert_eq!(
+            access_or_column(&[3, 4, 8], &[1, 0, 1], 0),
+            None,
+            "not trailing"
+        );
+        assert_eq!(access_or_column(&[2, 8], &[8, 1], 0), Some(Access::Dense));
     }
 
     #[test]
