@@ -156,7 +156,8 @@ fn eval_axis_op(
 }
 
 /// An elementwise kernel over the node's shape: the `vec4` kernel when every input is dense,
-/// a repeated row or column, or a scalar, else the strided one, which reads each input through its broadcast strides.
+/// a repeated row or column, or a scalar, else the strided one, which reads each input through
+/// its broadcast strides.
 #[allow(clippy::too_many_arguments)]
 fn elementwise_node(
     gpu: &GpuContext,

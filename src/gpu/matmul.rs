@@ -17,18 +17,38 @@ use crate::gpu::epilogue::{self, Epilogue};
 use crate::gpu::input::{GpuInput, contiguous};
 use crate::memory::allocator::GpuBuffer;
 
-/// A matrix operand: its buffer, the offset of its first matrix, the distance between
-/// matrices (0 when broadcast across the batch) and between rows (its columns when dense;
-/// only the `vec4` kernel takes more). A `transposed` operand is stored column by column: its
-/// `row_stride` is then the distance between columns (only the `vec4` kernel reads it).
+/// A matrix operand: its buffer and dtype, and how its matrices are walked.
 pub struct MatrixOperand<'a> {
     pub buffer: &'a GpuBuffer,
     /// Float32, or a packed float dtype that the kernels widen as they read.
     pub dtype: DType,
+    pub walk: Walk,
+}
+
+/// How a matmul walks an operand's matrices: the offset of the first, the distance between
+/// matrices (0 when broadcast across the batch) and between rows (its columns when dense;
+/// only the `vec4` kernel takes more). A `transposed` operand is stored column by column: its
+/// `row_stride` is then the distance between columns (only the `vec4` kernel reads it).
+#[derive(Debug, Clone, Copy)]
+pub struct Walk {
     pub offset: usize,
     pub batch_stride: usize,
     pub row_stride: usize,
     pub transposed: bool,
+}
+
+/// The variant of the adapter's kernel for products of (m x k) by (k x n) walked so.
+fn variant_for(gpu: &GpuContext, [m, n, k]: [usize; 3], [a, b]: [&Walk; 2]) -> Variant {
+    let layout = [
+        a.offset,
+        b.offset,
+        a.batch_stride,
+        b.batch_stride,
+        a.row_stride,
+        b.row_stride,
+    ];
+    let transposed = [a.transposed, b.transposed];
+    Variant::choose(gpu.choices.matmul.get(), [m, n, k], layout, transposed)
 }
 
 /// Records `batch` products of (m x k) by (k x n) row-major matrices in dtype `out`, through
@@ -46,21 +66,14 @@ pub fn dispatch(
     out: DType,
     epilogue: Option<&Epilogue>,
 ) -> Result<GpuBuffer> {
-    let layout = [
-        a.offset,
-        b.offset,
-        a.batch_stride,
-        b.batch_stride,
-        a.row_stride,
-        b.row_stride,
-    ];
-    let transposed = [a.transposed, b.transposed];
-    let variant = Variant::choose(gpu.choices.matmul.get(), [m, n, k], layout, transposed);
-    let dense_rows = a.row_stride == k && b.row_stride == n;
+    let (wa, wb) = (&a.walk, &b.walk);
+    let variant = variant_for(gpu, [m, n, k], [wa, wb]);
+    let transposed = [wa.transposed, wb.transposed];
+    let dense_rows = wa.row_stride == k && wb.row_stride == n;
     if !variant.reads(transposed) || (!dense_rows && !matches!(variant, Variant::Vec4 { .. })) {
         return Err(Error::Value(format!(
             "matmul: only the vec4 kernel reads rows {} and {} apart, or transposed ({transposed:?}); copy them first",
-            a.row_stride, b.row_stride
+            wa.row_stride, wb.row_stride
         )));
     }
     let sizes = Sizes { batch, m, n, k };
@@ -181,13 +194,13 @@ fn record(
         m,
         n / unit,
         k / unit,
-        a.offset / unit,
-        b.offset / unit,
-        a.batch_stride / unit,
-        b.batch_stride / unit,
+        a.walk.offset / unit,
+        b.walk.offset / unit,
+        a.walk.batch_stride / unit,
+        b.walk.batch_stride / unit,
         grid.0,
-        a.row_stride / unit,
-        b.row_stride / unit,
+        a.walk.row_stride / unit,
+        b.walk.row_stride / unit,
         0,
         0,
     ]
@@ -234,16 +247,7 @@ pub fn eval(
         .any(|(i, w)| w.as_ref().is_some_and(|w| !in_place(w, i)))
     {
         let [wa, wb] = [0, 1].map(|i| plan[i].unwrap_or_else(|| copied(i)));
-        let layout = [
-            wa.offset,
-            wb.offset,
-            wa.batch_stride,
-            wb.batch_stride,
-            wa.row_stride,
-            wb.row_stride,
-        ];
-        let transposed = [wa.transposed, wb.transposed];
-        let variant = Variant::choose(gpu.choices.matmul.get(), [m, n, k], layout, transposed);
+        let variant = variant_for(gpu, [m, n, k], [&wa, &wb]);
         if !matches!(variant, Variant::Vec4 { .. }) {
             for (i, w) in plan.iter_mut().enumerate() {
                 if w.as_ref().is_some_and(|w| !in_place(w, i)) {
@@ -268,24 +272,12 @@ pub fn eval(
         MatrixOperand {
             buffer: copy.map_or(data[i].buffer(), |c| &copies[c]),
             dtype: inputs[i].dtype(),
-            offset: walk.offset,
-            batch_stride: walk.batch_stride,
-            row_stride: walk.row_stride,
-            transposed: walk.transposed,
+            walk,
         }
     };
     let count = crate::graph::shape::numel(&a[..r - 2]);
     let operands = [operand(0), operand(1)];
     dispatch(gpu, batch, count, m, n, k, operands, out, epilogue)
-}
-
-/// How a matmul reads an operand in place.
-#[derive(Clone, Copy)]
-struct Walk {
-    offset: usize,
-    batch_stride: usize,
-    row_stride: usize,
-    transposed: bool,
 }
 
 /// The walk of an operand read in place, row by row or (a transposed view) column by column;

@@ -1,8 +1,8 @@
 //! The scatter of `putAlongAxis`, `sliceUpdate` and `scatterAdd`: `x` copied into a fresh
 //! output (`copy_into.wgsl`), then the updates written over it: through the slice's strides by
-//! the same copy kernel, along an axis at their indices by `wgsl/scatter.wgsl`, or added there
-//! by `wgsl/scatter_add.wgsl`. All are elementwise dispatches over the updates, recorded in
-//! order in one batch.
+//! the same copy kernel, or along an axis at their indices by `wgsl/scatter.wgsl`, which writes
+//! them (`scatter_write.wgsl`) or adds them (`scatter_add.wgsl`). All are elementwise
+//! dispatches over the updates, recorded in order in one batch.
 
 use crate::array::Array;
 use crate::dtype::DType;
@@ -18,12 +18,13 @@ use crate::graph::shape::{Layout, contiguous_strides, slice_view};
 use crate::memory::allocator::GpuBuffer;
 
 const KERNEL: &str = include_str!("wgsl/scatter.wgsl");
-const ADD_KERNEL: &str = include_str!("wgsl/scatter_add.wgsl");
+const WRITE: &str = include_str!("wgsl/scatter_write.wgsl");
+const ADD: &str = include_str!("wgsl/scatter_add.wgsl");
 
 /// The kernel's source for indices of `index` dtype; with `add`, the one that adds.
 pub fn source(index: DType, add: bool) -> String {
-    let kernel = if add { ADD_KERNEL } else { KERNEL };
-    crate::gpu::gather::indexed_source(kernel, index)
+    let land = if add { ADD } else { WRITE };
+    crate::gpu::gather::indexed_source(&format!("{land}\n{KERNEL}"), index)
 }
 
 /// The pipeline key for indices of `index` dtype.

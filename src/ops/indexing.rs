@@ -160,20 +160,7 @@ pub fn put_along_axis(
         )));
     }
     let axis = normalize_axis(OP, axis, x.ndim())?;
-    let shape = update_shape(x, indices, values, axis)?;
-    check_extent(OP, x, axis, crate::graph::shape::numel(&shape))?;
-    let values = astype(values, x.dtype(), stream);
-    Ok(Array::from_primitive(
-        Primitive::Scatter(Scatter::Axis(axis)),
-        vec![
-            x.clone(),
-            broadcast_to(indices, &shape, stream)?,
-            broadcast_to(&values, &shape, stream)?,
-        ],
-        x.shape().to_vec(),
-        x.dtype(),
-        stream,
-    ))
+    scatter_node(OP, Scatter::Axis(axis), x, indices, values, stream)
 }
 
 /// MLX's `scatter_add` with `put_along_axis`'s placement: a copy of the float32 `x` with each
@@ -198,14 +185,31 @@ pub fn scatter_add_along_axis(
             fmt_shape(indices.shape()),
         )));
     }
-    let shape = update_shape(x, indices, values, axis)?;
-    check_extent(OP, x, axis, crate::graph::shape::numel(&shape))?;
+    scatter_node(OP, Scatter::AxisAdd(axis), x, indices, values, stream)
+}
+
+/// The node of `scatter` (along an axis) of `values` into `x` at `indices`, both broadcast to
+/// the updates' shape, the values in `x`'s dtype.
+fn scatter_node(
+    op: &str,
+    scatter: Scatter,
+    x: &Array,
+    indices: &Array,
+    values: &Array,
+    stream: Stream,
+) -> Result<Array> {
+    let (Scatter::Axis(axis) | Scatter::AxisAdd(axis)) = scatter else {
+        unreachable!("only the scatters along an axis have indices")
+    };
+    let shape = update_shape(op, x, indices, values, axis)?;
+    check_extent(op, x, axis, crate::graph::shape::numel(&shape))?;
+    let values = astype(values, x.dtype(), stream);
     Ok(Array::from_primitive(
-        Primitive::Scatter(Scatter::AxisAdd(axis)),
+        Primitive::Scatter(scatter),
         vec![
             x.clone(),
             broadcast_to(indices, &shape, stream)?,
-            broadcast_to(&astype(values, x.dtype(), stream), &shape, stream)?,
+            broadcast_to(&values, &shape, stream)?,
         ],
         x.shape().to_vec(),
         x.dtype(),
@@ -213,12 +217,18 @@ pub fn scatter_add_along_axis(
     ))
 }
 
-/// The shape of `put_along_axis`'s updates: the broadcast of the indices and the values,
+/// The shape of a scatter's updates along `axis`: the broadcast of the indices and the values,
 /// which off `axis` must also broadcast to `x`'s shape (each row of `x` gets its updates).
-fn update_shape(x: &Array, indices: &Array, values: &Array, axis: usize) -> Result<Vec<usize>> {
+fn update_shape(
+    op: &str,
+    x: &Array,
+    indices: &Array,
+    values: &Array,
+    axis: usize,
+) -> Result<Vec<usize>> {
     let mismatch = || {
         Error::Shape(format!(
-            "putAlongAxis: indices of shape {} and values of shape {} do not broadcast to the \
+            "{op}: indices of shape {} and values of shape {} do not broadcast to the \
              array's shape {} outside axis {axis}",
             fmt_shape(indices.shape()),
             fmt_shape(values.shape()),

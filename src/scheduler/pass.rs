@@ -95,9 +95,10 @@ impl Pass<'_> {
     }
 
     /// Submits recorded work that must go before `node` (a CPU node that can run now runs
-    /// while the GPU works; a full batch, or one that has allocated much, is sent), unless some buffer it uses is unconfirmed:
-    /// then `false`, and the caller flushes asynchronously. A CPU node that first needs a
-    /// readback submits nothing here: its readback joins the recorded work.
+    /// while the GPU works; a full batch, or one that has allocated much, is sent), unless
+    /// some buffer it uses is unconfirmed: then `false`, and the caller flushes
+    /// asynchronously. A CPU node that first needs a readback submits nothing here: its
+    /// readback joins the recorded work.
     fn make_room_to_record(&mut self, node: &Array, inputs: &[Array]) -> bool {
         let on_cpu = node.device() == Device::Cpu || self.gpu.is_none();
         let needs_submit = if on_cpu {

@@ -157,8 +157,8 @@ pub(super) fn binary(
     let o = Ops { stream, g };
     // Integer operands of a float result are converted to it first, as the op converted them:
     // `a * a` of a uint32 would wrap.
-    let float = |x: &Array| match y.dtype().is_float() && x.dtype() != y.dtype() {
-        true => ops::astype(x, y.dtype(), stream),
+    let float = |x: &Array| match y.dtype().is_float() {
+        true => super::rules::in_dtype(x, y.dtype(), stream),
         false => x.clone(),
     };
     let (a_in, b_in) = (a, b);

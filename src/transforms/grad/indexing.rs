@@ -10,7 +10,7 @@ use crate::graph::primitive::{BinaryOp, Patches, Primitive, Scatter};
 use crate::ops;
 use crate::stream::Stream;
 
-use super::rules::unbroadcast;
+use super::rules::{in_dtype, unbroadcast};
 
 /// Each input's part of `g` along the axis.
 pub(super) fn concatenate(
@@ -47,13 +47,10 @@ pub(super) fn scattered(
     let mut shape = g.shape().to_vec();
     shape[axis] = x.shape()[axis];
     // Half-precision cotangents are summed in float32, and rounded once.
-    let cast = |a: &Array, dtype: DType| match a.dtype() == dtype {
-        true => a.clone(),
-        false => ops::astype(a, dtype, s),
-    };
     let zeros = ops::zeros(&shape, DType::Float32, s)?;
-    let summed = ops::scatter_add_along_axis(&zeros, indices, &cast(g, DType::Float32), axis, s)?;
-    unbroadcast(&cast(&summed, g.dtype()), x.shape(), s)
+    let g32 = in_dtype(g, DType::Float32, s);
+    let summed = ops::scatter_add_along_axis(&zeros, indices, &g32, axis, s)?;
+    unbroadcast(&in_dtype(&summed, g.dtype(), s), x.shape(), s)
 }
 
 /// `scatterAdd(x, indices, values)`: `x` gets `g` unchanged (every update was added to it),
@@ -64,15 +61,24 @@ pub(super) fn scatter_add(
     g: &Array,
     s: Stream,
 ) -> Result<Vec<Option<Array>>> {
+    Ok(vec![
+        Some(g.clone()),
+        None,
+        Some(landed(axis, inputs, g, s)),
+    ])
+}
+
+/// `g` read where a scatter along `axis` landed its updates (`inputs` are the scatter's: x,
+/// the indices and the values, both in the updates' shape): the values' cotangent.
+fn landed(axis: usize, inputs: &[Array], g: &Array, s: Stream) -> Array {
     let (indices, values) = (&inputs[1], &inputs[2]);
-    let gathered = Array::from_primitive(
+    Array::from_primitive(
         Primitive::Gather(axis),
         vec![g.clone(), indices.clone()],
         values.shape().to_vec(),
         g.dtype(),
         s,
-    );
-    Ok(vec![Some(g.clone()), None, Some(gathered)])
+    )
 }
 
 /// A sort's (or `topk`'s) values: `g` goes back to the positions the sort took them from,
@@ -261,24 +267,16 @@ pub(super) fn put_along_axis(
 ) -> Result<Vec<Option<Array>>> {
     let (indices, values) = (&inputs[1], &inputs[2]);
     let zeros = ops::zeros(values.shape(), g.dtype(), s)?;
-    let inputs = vec![g.clone(), indices.clone(), zeros];
     let gx = Array::from_primitive(
         Primitive::Scatter(Scatter::Axis(axis)),
-        inputs,
+        vec![g.clone(), indices.clone(), zeros],
         g.shape().to_vec(),
         g.dtype(),
         s,
     );
-    let gathered = Array::from_primitive(
-        Primitive::Gather(axis),
-        vec![g.clone(), indices.clone()],
-        values.shape().to_vec(),
-        g.dtype(),
-        s,
-    );
-    Ok(vec![
-        Some(gx),
-        None,
-        values.dtype().is_float().then_some(gathered),
-    ])
+    let gv = values
+        .dtype()
+        .is_float()
+        .then(|| landed(axis, inputs, g, s));
+    Ok(vec![Some(gx), None, gv])
 }

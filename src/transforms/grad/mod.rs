@@ -187,11 +187,7 @@ fn accumulate(
     if !active.contains(&x.id()) {
         return Ok(());
     }
-    let g = if g.dtype() == x.dtype() {
-        g
-    } else {
-        ops::astype(&g, x.dtype(), x.stream())
-    };
+    let g = rules::in_dtype(&g, x.dtype(), x.stream());
     sums.entry(x.id()).or_default().push(g);
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! A primitive without a rule yet is an error that names it, never a wrong gradient.
 
 use crate::array::Array;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{
     BinaryOp, NormKind, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
@@ -106,6 +107,14 @@ fn moving_cotangents(
             "grad: {} has no derivative yet",
             other.name()
         ))),
+    }
+}
+
+/// `x` in `dtype`: itself when it has it already, else converted (a conversion is a kernel).
+pub(super) fn in_dtype(x: &Array, dtype: DType, s: Stream) -> Array {
+    match x.dtype() == dtype {
+        true => x.clone(),
+        false => ops::astype(x, dtype, s),
     }
 }
 
