@@ -196,7 +196,9 @@ async fn cpu_work_starts_before_gpu_work_ends() {
 async fn a_readback_of_earlier_gpu_data_skips_ahead_of_new_gpu_work() {
     let info = runtime_info().await;
     let features: js_sys::Array = get(&info, "features").unchecked_into();
-    let a = uniform(&[256.0, 256.0]);
+    // A matmul long enough (tens of ms on a software adapter) that a loaded machine's
+    // scheduling jitter cannot close the gap between the exp's start and the GPU's end.
+    let a = uniform(&[512.0, 512.0]);
     let on_gpu = uniform(&[4096.0]);
     let warm = matmul(&a, &a, gpu()).unwrap();
     to_vec(&warm).await;
