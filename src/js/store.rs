@@ -68,8 +68,12 @@ async fn read() -> Result<Vec<(String, String)>, JsValue> {
     let db = open().await?;
     let transaction = call(&db, "transaction", &[STORE.into(), "readonly".into()])?;
     let store = call(&transaction, "objectStore", &[STORE.into()])?;
-    let keys = JsFuture::from(settled(call(&store, "getAllKeys", &[])?)).await?;
-    let values = JsFuture::from(settled(call(&store, "getAll", &[])?)).await?;
+    // Both requests are made before either is awaited: a transaction commits once a task
+    // passes with no request pending, and in the threaded build a future resumes in a later
+    // task than the request's success.
+    let keys = settled(call(&store, "getAllKeys", &[])?);
+    let values = settled(call(&store, "getAll", &[])?);
+    let (keys, values) = (JsFuture::from(keys).await?, JsFuture::from(values).await?);
     let _ = call(&db, "close", &[]);
     let (keys, values) = (js_sys::Array::from(&keys), js_sys::Array::from(&values));
     Ok(keys
