@@ -10,6 +10,7 @@ import { derivedOf, derivedValue, loadCatalog, makeChecker, makeInputs } from ".
 const MODULES = {
   "tandem-gpu": "./peers/tandem.js",
   "tandem-cpu": "./peers/tandem.js",
+  "tandem-cpu-2t": "./peers/tandem.js",
   "tandem-gpu-compiled": "./peers/tandem.js",
   "tandem-cpu-compiled": "./peers/tandem.js",
   "tfjs-webgpu": "./peers/tfjs.js",
@@ -84,6 +85,34 @@ async function adapterInfo() {
 
 const collectGarbage = () => globalThis.gc?.();
 
+// The page's long tasks (the Long Tasks API reports every task of 50 ms or more): a workload's
+// longest task during its timed runs is how long it kept the page from input and animation.
+const longTasks = [];
+const observer = PerformanceObserver.supportedEntryTypes?.includes("longtask")
+  ? new PerformanceObserver((list) => longTasks.push(...list.getEntries()))
+  : null;
+observer?.observe({ type: "longtask", buffered: true });
+
+// Resolves in a new task (a message, which no timer clamping delays).
+function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}
+
+// The longest task that started between `from` and `to` (ms of performance.now()), or null when
+// none reached 50 ms. Awaits a task first, so that the observer has seen the last one.
+async function longestTask(from, to) {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  longTasks.push(...(observer?.takeRecords() ?? []));
+  const durations = longTasks
+    .filter((t) => t.startTime >= from && t.startTime <= to)
+    .map((t) => t.duration);
+  return durations.length ? Math.max(...durations) : null;
+}
+
 // Times one workload: prepare (inputs uploaded and resident, pipelines or jit built), warm-ups,
 // timed runs; every run's result is checked.
 async function timeWorkload(runtime, w) {
@@ -96,19 +125,26 @@ async function timeWorkload(runtime, w) {
   const warmups = [];
   let failure = null;
   let timedMs = 0;
+  let timedFrom = null;
   try {
     for (let run = 0; ; run++) {
       const timed = run >= config.warmup;
       const count = times.length;
       if (timed && (count >= config.maxRuns || (count >= config.runs && timedMs >= config.budgetMs))) break;
       collectGarbage();
+      // Each run starts a task of its own, so that the longest task is one run's, not the
+      // whole loop's (awaits of settled promises never leave the task they start in).
+      await nextTask();
       const label = timed ? `run ${count + 1}` : `warm-up ${run + 1}`;
       const start = performance.now();
+      if (timed) timedFrom ??= start;
       // (An async wrapper, so that a run that throws before returning its promise is caught.)
       const outputs = await (async () => impl.run())().catch((err) => {
         throw new Error(`${label}: ${describe(err)}`, { cause: err });
       });
       const elapsed = performance.now() - start;
+      // The check (and the next run's garbage collection) run in a task of their own too.
+      await nextTask();
       const problem = check(outputs);
       if (problem && !failure) failure = `${label}: ${problem}`;
       if (timed) {
@@ -121,6 +157,7 @@ async function timeWorkload(runtime, w) {
   } finally {
     await impl.dispose();
   }
+  const longest = await longestTask(timedFrom ?? Infinity, performance.now());
   const med = median(times);
   const derived = derivedOf(w);
   return {
@@ -134,6 +171,7 @@ async function timeWorkload(runtime, w) {
     times,
     warmups,
     derived: derived && { unit: derived.unit, median: derivedValue(derived, med) },
+    longestTaskMs: longest,
     ...(impl.note ? { note: impl.note } : {}),
     ...(impl.memory ? { memory: impl.memory() } : {}),
   };
@@ -146,7 +184,8 @@ function line(id, r) {
   const flag = r.status === "failed" ? `  CHECK FAILED: ${r.check}` : "";
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   const m = r.memory ? `  resident ${mib(r.memory.residentBytes)} MiB, peak ${mib(r.memory.peakBytes)} MiB` : "";
-  return `${id}: ${r.median.toFixed(3)} ms [${r.min.toFixed(3)}-${r.max.toFixed(3)}]${d}${m}${flag}`;
+  const task = r.longestTaskMs === null ? "" : `  longest task ${r.longestTaskMs.toFixed(0)} ms`;
+  return `${id}: ${r.median.toFixed(3)} ms [${r.min.toFixed(3)}-${r.max.toFixed(3)}]${d}${m}${task}${flag}`;
 }
 
 async function main() {

@@ -30,16 +30,22 @@ export type WasmSource =
 
 /**
  * Loads the WebAssembly module, once; later calls return the same promise. `initRuntime()`
- * calls it, so call it yourself only to load `tandem_bg.wasm` from elsewhere (a CDN, bytes you
- * fetched, a compiled module). Bundlers (Vite, webpack 5) and plain pages find the file beside
+ * calls it, so call it yourself only to load the module from elsewhere (a CDN, bytes you
+ * fetched, a compiled module). Bundlers (Vite, webpack 5) and plain pages find the files beside
  * the package without help.
  *
+ * The package has two builds: on a cross-origin isolated page (see `docs/threads.md`) the
+ * threaded one (`tandem_threaded_bg.wasm`), whose CPU kernels split over a pool of Web
+ * Workers, and the single-threaded one (`tandem_bg.wasm`) elsewhere; `opts.threaded` picks
+ * one (the threaded build on a page that is not isolated is a `DeviceError`). `source` is the
+ * module of the build that loads.
+ *
  * ```ts
- * await tn.loadWasm(new URL("/assets/tandem_bg.wasm", location.href));
+ * await tn.loadWasm(new URL("/assets/tandem_bg.wasm", location.href), { threaded: false });
  * await tn.initRuntime();
  * ```
  */
-export function loadWasm(source?: WasmSource): Promise<void>;
+export function loadWasm(source?: WasmSource, opts?: { threaded?: boolean }): Promise<void>;
 export default loadWasm;
 
 /** Options of {@link initRuntime}. */
@@ -56,6 +62,11 @@ export interface RuntimeOptions {
   memoryLimit?: number;
   /** The bound on cached bytes (as {@link setCacheLimit}); `0` disables the cache. */
   cacheLimit?: number;
+  /** The most threads the CPU stream's kernels use (a whole number from 1 to 64; by default
+   * `navigator.hardwareConcurrency`, at most 8). More than 1 needs a cross-origin isolated
+   * page; `1` loads the single-threaded build. The first start decides how many workers run;
+   * a later call may only lower the count. `RuntimeInfo.threads` says what the page got. */
+  threads?: number;
 }
 
 /** What {@link initRuntime} found. */
@@ -90,6 +101,16 @@ export interface RuntimeInfo {
    * remembered step. Choices are kept per adapter and version in IndexedDB, so a later page
    * load (or worker) of the same origin measures nothing. */
   startupMs: Record<string, number>;
+  /** How many threads the CPU stream's kernels split over, which build of the module runs
+   * (`"threaded"` on a cross-origin isolated page), and why: a page that asked for threads it
+   * cannot have (no isolation) is told so here. Read live: a later `initRuntime({threads})`
+   * may lower `count`. */
+  readonly threads: {
+    count: number;
+    build: "threaded" | "single-threaded";
+    crossOriginIsolated: boolean;
+    reason: string;
+  } | null;
 }
 
 /** Where a start-up choice came from (see {@link RuntimeInfo}). */

@@ -1,20 +1,45 @@
-// The entry point of the `tandem` package: the API of ./tandem.js (the wasm-bindgen glue),
-// with `initRuntime()` loading the WebAssembly module first, so that a page needs nothing but
+// The entry point of the `tandem` package: the API of the wasm-bindgen glue, with
+// `initRuntime()` loading the WebAssembly module first, so that a page needs nothing but
 // `await initRuntime()`. Until the module is loaded, every function throws an Error that says
 // so (instead of failing inside the glue); once it is, each export is the glue's own function,
 // so a call costs nothing more.
-import loadGlue, * as glue from "./tandem.js";
+//
+// The package has two builds of the module: `tandem.js` (single-threaded) and
+// `tandem_threaded.js` (wasm threads on shared memory: the CPU stream's kernels split over a
+// pool of Web Workers). Shared memory exists only on a cross-origin isolated page, so the
+// threaded build is loaded there and the single-threaded one everywhere else;
+// `RuntimeInfo.threads` says which runs and why.
+import loadSingle, * as single from "./tandem.js";
+import loadThreaded, * as threaded from "./tandem_threaded.js";
 
 let loading = null;
+let glue = single;
+
+/** Whether this page (or worker) can run the threaded build. */
+function isolated() {
+  return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
+}
 
 /**
  * Loads the WebAssembly module, once. `initRuntime()` calls it; call it yourself only to load
- * `tandem_bg.wasm` from somewhere else than beside this file (a CDN, a `Response`, bytes, a
- * compiled `WebAssembly.Module`).
+ * the module from somewhere else than beside this file (a CDN, a `Response`, bytes, a compiled
+ * `WebAssembly.Module`): `source` is the module of the build that loads, which is
+ * `tandem_threaded_bg.wasm` on a cross-origin isolated page and `tandem_bg.wasm` elsewhere,
+ * or the one `{ threaded }` names.
  */
-export function loadWasm(source) {
-  loading ??= loadGlue(source === undefined ? undefined : { module_or_path: source }).then(
-    bind,
+export function loadWasm(source, opts) {
+  const useThreads = opts?.threaded ?? isolated();
+  if (useThreads && !isolated()) {
+    const error = new Error(
+      "tandem.loadWasm: the threaded build needs a cross-origin isolated page (served with " +
+        "Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)",
+    );
+    error.name = "DeviceError";
+    return Promise.reject(error);
+  }
+  const [load, chosen] = useThreads ? [loadThreaded, threaded] : [loadSingle, single];
+  loading ??= load(source === undefined ? undefined : { module_or_path: source }).then(
+    () => bind(chosen),
     (err) => {
       // A failed load may be tried again, with another source.
       loading = null;
@@ -28,7 +53,8 @@ export function loadWasm(source) {
 function explained(err) {
   if (!(err instanceof WebAssembly.CompileError) || !/magic word/.test(err.message)) return err;
   const error = new Error(
-    "tandem: the server answered the request for tandem_bg.wasm with something else (a page?). " +
+    "tandem: the server answered the request for the WebAssembly module (tandem_bg.wasm, or " +
+      "tandem_threaded_bg.wasm on a cross-origin isolated page) with something else (a page?). " +
       'Under Vite\'s dev server, add optimizeDeps: { exclude: ["tandem"] } to vite.config; ' +
       `elsewhere, pass the wasm's URL to loadWasm(). (${err.message})`,
   );
@@ -38,9 +64,12 @@ function explained(err) {
 
 export default loadWasm;
 
-/** Loads the WebAssembly module if it is not yet, then asks WebGPU for a device. */
+/**
+ * Loads the WebAssembly module if it is not yet (the single-threaded build when `threads` is
+ * 1), then asks WebGPU for a device.
+ */
 export async function initRuntime(opts) {
-  await loadWasm();
+  await loadWasm(undefined, opts?.threads === 1 ? { threaded: false } : undefined);
   return glue.initRuntime(opts);
 }
 
@@ -55,7 +84,9 @@ function early(name) {
   };
 }
 
-export { Block, NDArray, Stream } from "./tandem.js";
+// The classes of the build that loads (the single-threaded build's until then, for
+// `instanceof` checks before loading).
+export let { Block, NDArray, Stream } = single;
 
 /**
  * The kinds of error tandem throws, as classes for `instanceof`. tandem's errors are plain
@@ -178,8 +209,10 @@ export const fast = Object.freeze({
 let variance = early("var");
 export { variance as var };
 
-/** Points every export at the glue's function, once the module is loaded. */
-function bind() {
+/** Points every export at the loaded glue's function. */
+function bind(chosen) {
+  glue = chosen;
+  ({ Block, NDArray, Stream } = glue);
   ({
     abs, add, arange, argmax, argmin, array, astype, broadcastTo, cachingAllocatorAlloc,
     cachingAllocatorDelete, ceil, changeCurrentAllocator, clearCache, clip, concatenate, cos,

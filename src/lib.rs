@@ -15,6 +15,13 @@
 //! }
 //! ```
 
+// The threaded build (wasm atomics, a nightly compiler: see docs/threads.md) sleeps its pool's
+// workers with `memory.atomic.wait32`, whose intrinsic is not yet stable.
+#![cfg_attr(
+    all(target_arch = "wasm32", target_feature = "atomics"),
+    feature(stdarch_wasm_atomic_wait)
+)]
+
 pub mod array;
 pub mod cpu;
 pub mod dtype;

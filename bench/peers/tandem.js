@@ -9,10 +9,15 @@ import * as tn from "/pkg/index.js";
 // tn.compile (traced on the first warm-up run), as jax-jit runs them through jit.
 const SINGLE_OPS = new Set(["matmul", "exp", "sum", "sum-axis0", "softmax"]);
 
+// "tandem-cpu" and "tandem-cpu-compiled" run on one thread (the single-threaded build, as
+// tfjs-wasm), "tandem-cpu-2t" on two (the threaded build, as tfjs-wasm-2t); the GPU runtimes
+// take the page's default (the threaded build on this cross-origin isolated page).
+const THREADS = { "tandem-cpu": 1, "tandem-cpu-compiled": 1, "tandem-cpu-2t": 2 };
+
 export async function setup(runtimeId) {
   const device = runtimeId.startsWith("tandem-cpu") ? "cpu" : "gpu";
   const compiled = runtimeId.endsWith("-compiled");
-  const info = await tn.initRuntime();
+  const info = await tn.initRuntime({ threads: THREADS[runtimeId] });
   return {
     info: {
       library: "tandem (this checkout's pkg/)",
@@ -21,6 +26,7 @@ export async function setup(runtimeId) {
       adapter: info.adapter ?? null,
       defaultDevice: info.defaultDevice ?? null,
       math: info.math ?? null,
+      threads: info.threads ?? null,
     },
     supports: (w) => {
       if (compiled && SINGLE_OPS.has(w.op)) return "a single op: nothing to compile";

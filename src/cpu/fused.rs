@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::cpu::cast::Operand;
-use crate::cpu::{binary, select, unary};
+use crate::cpu::{binary, pool, select, unary};
 use crate::dtype::{DType, packed, promote};
 use crate::error::Result;
 use crate::graph::primitive::{FusedExpr, Step};
@@ -38,25 +38,39 @@ impl Value<'_> {
     }
 }
 
-/// `expr` over `shape`; `inputs` are broadcast over `shape` (their strides are).
+/// `expr` over `shape`; `inputs` are broadcast over `shape` (their strides are). Long outputs
+/// are split over the CPU pool in runs of whole chunks.
 pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Vec<u32>> {
     let n = numel(shape);
     let dtype = *expr.dtypes.last().expect("a program has steps");
-    let mut out = Vec::with_capacity(dtype.words(n));
+    let mut out = vec![0u32; dtype.words(n)];
     let last_uses = expr.last_uses();
-    let mut start = 0;
-    // Chunks are whole words of a packed result: CHUNK is a multiple of 4.
-    while start < n {
-        let len = CHUNK.min(n - start);
-        let value = run_chunk(expr, &last_uses, shape, inputs, None, start, len)?;
-        if value.splat {
-            let bits = packed::bits(&value.words, dtype, 0);
-            out.extend(packed::pack(std::iter::repeat_n(bits, len), dtype));
-        } else {
-            out.extend_from_slice(&value.words);
+    // Chunks are whole words of a packed result (CHUNK is a multiple of 4), and so are parts.
+    let per = pool::part_len(n, expr.steps.len(), CHUNK);
+    pool::try_fill_parts(&mut out, dtype.words(per), |word, words| {
+        let first = per * (word / dtype.words(per));
+        let end = (first + per).min(n);
+        let mut at = 0;
+        for start in (first..end).step_by(CHUNK) {
+            let len = CHUNK.min(end - start);
+            let value = run_chunk(expr, &last_uses, shape, inputs, None, start, len)?;
+            let count = dtype.words(len);
+            let to = &mut words[at..at + count];
+            if value.splat {
+                let bits = packed::bits(&value.words, dtype, 0);
+                for (t, w) in to
+                    .iter_mut()
+                    .zip(packed::pack(std::iter::repeat_n(bits, len), dtype))
+                {
+                    *t = w;
+                }
+            } else {
+                to.copy_from_slice(&value.words[..count]);
+            }
+            at += count;
         }
-        start += len;
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

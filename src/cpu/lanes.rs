@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 
 use crate::cpu::elementwise::Strided;
+use crate::cpu::pool;
 use crate::cpu::simd::{F32x4, LANES};
 
 /// One operand of a binary lane function: dense data, or one value for every element.
@@ -14,24 +15,31 @@ pub enum Side<'a> {
     Splat(f32),
 }
 
-/// `f` over `x`.
-pub fn unary(x: &[f32], f: impl Fn(F32x4) -> F32x4) -> Vec<f32> {
+/// `f` over `x`, split over the CPU pool when long.
+pub fn unary(x: &[f32], f: impl Fn(F32x4) -> F32x4 + Sync) -> Vec<f32> {
     let n = x.len();
     let mut out = Vec::with_capacity(n);
-    let dst = &mut out.spare_capacity_mut()[..n];
+    let per = pool::part_len(n, 1, LANES);
+    pool::fill_parts(&mut out.spare_capacity_mut()[..n], per, |start, dst| {
+        unary_into(&x[start..start + dst.len()], dst, &f);
+    });
+    // SAFETY: the parts wrote all n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `f` over `x` into `dst`, as long.
+fn unary_into(x: &[f32], dst: &mut [MaybeUninit<f32>], f: &impl Fn(F32x4) -> F32x4) {
     let mut from = x.chunks_exact(LANES);
     let mut to = dst.chunks_exact_mut(LANES);
     for (s, d) in (&mut from).zip(&mut to) {
         f(F32x4::load(s)).store_uninit(d);
     }
     finish(from.remainder(), to.into_remainder(), f);
-    // SAFETY: the loop and `finish` wrote all n elements.
-    unsafe { out.set_len(n) };
-    out
 }
 
 /// `f` over `n` pairs from `a` and `b` (a dense side holds `n` elements).
-pub fn binary(n: usize, a: Side, b: Side, f: impl Fn(F32x4, F32x4) -> F32x4) -> Vec<f32> {
+pub fn binary(n: usize, a: Side, b: Side, f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f32> {
     match (a, b) {
         (Side::Dense(a), Side::Dense(b)) => zip(&a[..n], &b[..n], f),
         (Side::Dense(a), Side::Splat(v)) => unary(&a[..n], |x| f(x, F32x4::splat(v))),
@@ -43,10 +51,26 @@ pub fn binary(n: usize, a: Side, b: Side, f: impl Fn(F32x4, F32x4) -> F32x4) -> 
     }
 }
 
-fn zip(a: &[f32], b: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4) -> Vec<f32> {
+fn zip(a: &[f32], b: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f32> {
     let n = a.len();
     let mut out = Vec::with_capacity(n);
-    let dst = &mut out.spare_capacity_mut()[..n];
+    let per = pool::part_len(n, 1, LANES);
+    pool::fill_parts(&mut out.spare_capacity_mut()[..n], per, |start, dst| {
+        let end = start + dst.len();
+        zip_into(&a[start..end], &b[start..end], dst, &f);
+    });
+    // SAFETY: the parts wrote all n elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `f` over pairs of `a` and `b` into `dst`, all as long.
+fn zip_into(
+    a: &[f32],
+    b: &[f32],
+    dst: &mut [MaybeUninit<f32>],
+    f: &impl Fn(F32x4, F32x4) -> F32x4,
+) {
     let (mut ca, mut cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let mut to = dst.chunks_exact_mut(LANES);
     for ((x, y), d) in (&mut ca).zip(&mut cb).zip(&mut to) {
@@ -57,9 +81,6 @@ fn zip(a: &[f32], b: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4) -> Vec<f32> {
         let y = F32x4::load_partial(cb.remainder(), 0.0);
         finish(ca.remainder(), rest, |x| f(x, y));
     }
-    // SAFETY: the loop and `finish` wrote all n elements.
-    unsafe { out.set_len(n) };
-    out
 }
 
 /// The last partial vector: `from` padded with zeros, and as many lanes stored as `to` holds.

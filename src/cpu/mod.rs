@@ -12,6 +12,7 @@ pub mod math;
 pub mod matmul;
 pub mod norm;
 pub mod patches;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
@@ -262,7 +263,7 @@ pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32
 /// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
 /// matrices are dense (or one matrix is broadcast), and copied otherwise.
 fn eval_matmul(inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
-    bytemuck::cast_vec(product(inputs, host, &mut |_, _| {}))
+    bytemuck::cast_vec(product(inputs, host, &|_, _| {}))
 }
 
 /// A matmul with its epilogue: the fused program runs on each stretch of finished rows of
@@ -286,15 +287,19 @@ fn eval_matmul_then(
         .collect();
     let operands: Vec<Operand> = leaves.iter().map(Broadcast::as_operand).collect();
     let last_uses = expr.last_uses();
-    let mut failed = None;
-    let out = product(&inputs[..2], &host[..2], &mut |at, rows| {
-        if failed.is_none() {
-            let rows = bytemuck::cast_slice_mut(rows);
-            let program = (expr, &last_uses[..]);
-            failed = fused::fused_in_place(program, shape, &operands, at, rows).err();
+    // Rows finish on the CPU pool's threads; the first failure is kept (a program's failure
+    // is its dtype's, the same for every row, so a second one racing it loses nothing).
+    let failed = std::sync::Mutex::new(None);
+    let out = product(&inputs[..2], &host[..2], &|at, rows| {
+        let rows = bytemuck::cast_slice_mut(rows);
+        let program = (expr, &last_uses[..]);
+        if let Err(e) = fused::fused_in_place(program, shape, &operands, at, rows)
+            && let Ok(mut slot) = failed.try_lock()
+        {
+            slot.get_or_insert(e);
         }
     });
-    match failed {
+    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         Some(e) => Err(e),
         None => Ok(bytemuck::cast_vec(out)),
     }
@@ -302,7 +307,7 @@ fn eval_matmul_then(
 
 /// The product of float32 `inputs` (broadcast to one batch shape), row-major; an input whose
 /// matrices cannot be walked in place is copied first. `finish` sees each finished stretch.
-fn product(inputs: &[Array], host: &[HostInput], finish: &mut matmul::Finish) -> Vec<f32> {
+fn product(inputs: &[Array], host: &[HostInput], finish: &matmul::Finish) -> Vec<f32> {
     let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
         let (x, h) = (&inputs[k], &host[k]);
         match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {

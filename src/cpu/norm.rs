@@ -15,6 +15,15 @@ pub fn norm(norm: &Norm, x: &[f32], row_len: usize) -> Vec<f32> {
     if row_len == 0 {
         return out;
     }
+    let per = crate::cpu::pool::rows_per_part(x.len() / row_len, 4 * row_len) * row_len;
+    crate::cpu::pool::fill_parts(&mut out, per, |start, to| {
+        norm_rows(norm, &x[start..start + to.len()], row_len, to);
+    });
+    out
+}
+
+/// [`norm`] of the rows of `x` into `out`, as long.
+fn norm_rows(norm: &Norm, x: &[f32], row_len: usize, out: &mut [f32]) {
     for (row, dst) in x.chunks(row_len).zip(out.chunks_mut(row_len)) {
         let n = row_len as f64;
         let mean = if norm.rms {
@@ -39,7 +48,6 @@ pub fn norm(norm: &Norm, x: &[f32], row_len: usize) -> Vec<f32> {
             *y = value as f32;
         }
     }
-    out
 }
 
 #[cfg(test)]

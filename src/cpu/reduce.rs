@@ -4,15 +4,20 @@
 //! stays near that of 16 additions, so the sum is as accurate as the GPU's tree or better.
 //! Float max and min run four lanes at a time; products and the arg-reductions run in order.
 
+use crate::cpu::pool;
 use crate::cpu::simd::{F32x4, LANES};
 use crate::dtype::DType;
 use crate::graph::primitive::ReduceOp;
 
 /// Reduces `rows` rows of `len` elements (works for `len == 0`, giving the identity).
 pub fn reduce_rows(op: ReduceOp, dtype: DType, words: &[u32], rows: usize, len: usize) -> Vec<u32> {
-    (0..rows)
-        .map(|r| reduce_row(op, dtype, &words[r * len..(r + 1) * len]))
-        .collect()
+    let mut out = vec![0u32; rows];
+    pool::fill_parts(&mut out, pool::rows_per_part(rows, len), |first, to| {
+        for (r, t) in (first..).zip(to) {
+            *t = reduce_row(op, dtype, &words[r * len..(r + 1) * len]);
+        }
+    });
+    out
 }
 
 fn reduce_row(op: ReduceOp, dtype: DType, row: &[u32]) -> u32 {

@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 
 use crate::cpu::math::{self, LaneFn};
+use crate::cpu::pool;
 use crate::cpu::simd::{F32x4, LANES};
 use crate::graph::primitive::RowNorm;
 
@@ -18,20 +19,33 @@ pub fn row_norm(op: RowNorm, x: &[f32], rows: usize, row_len: usize) -> Vec<u32>
         };
         return bytemuck::cast_vec(out);
     }
-    let rows_of_x = x.chunks_exact(row_len);
+    // Rows split over the CPU pool: each row is a few passes of its length.
+    let per = pool::rows_per_part(rows, 4 * row_len);
     let out: Vec<f32> = match op {
         RowNorm::Softmax => {
             let n = rows * row_len;
             let mut out = Vec::with_capacity(n);
             let dst = &mut out.spare_capacity_mut()[..n];
-            for (row, to) in rows_of_x.zip(dst.chunks_exact_mut(row_len)) {
-                softmax_row(row, to);
-            }
+            pool::fill_parts(dst, per * row_len, |start, to| {
+                let from = x[start..start + to.len()].chunks_exact(row_len);
+                for (row, to) in from.zip(to.chunks_exact_mut(row_len)) {
+                    softmax_row(row, to);
+                }
+            });
             // SAFETY: softmax_row wrote every element of every row.
             unsafe { out.set_len(n) };
             out
         }
-        RowNorm::LogSumExp => rows_of_x.map(logsumexp_row).collect(),
+        RowNorm::LogSumExp => {
+            let mut out = vec![0f32; rows];
+            pool::fill_parts(&mut out, per, |first, to| {
+                let from = x[first * row_len..].chunks_exact(row_len);
+                for (row, t) in from.zip(to) {
+                    *t = logsumexp_row(row);
+                }
+            });
+            out
+        }
     };
     bytemuck::cast_vec(out)
 }

@@ -95,7 +95,7 @@ fn float_test(op: UnaryOp, shape: &[usize], x: &Strided<f32>) -> Vec<u32> {
 }
 
 /// `f` over `x`, its constants made once.
-fn lane_fn(x: &[f32], f: impl LaneFn) -> Vec<f32> {
+fn lane_fn(x: &[f32], f: impl LaneFn + Sync) -> Vec<f32> {
     lanes::unary(x, |v| f.apply(v))
 }
 

@@ -24,6 +24,7 @@ pub mod runtime;
 pub mod smi;
 pub mod store;
 pub mod stream;
+pub mod threads;
 pub mod tidy;
 pub mod torch;
 pub mod traced;

@@ -34,6 +34,13 @@ thread_local! {
 #[wasm_bindgen(js_name = initRuntime)]
 pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
     let options = runtime_options(&opts).map_err(to_js)?;
+    let threads = crate::js::threads::parse(
+        Options::parse("initRuntime", &opts, &KEYS)
+            .and_then(|o| o.number("threads"))
+            .map_err(to_js)?,
+    )
+    .map_err(to_js)?;
+    crate::js::threads::lower(threads);
     // The limits belong to the allocator, not the device: they apply on every call, even
     // when the runtime has already started.
     if let Some(limit) = options.memory_limit {
@@ -43,7 +50,7 @@ pub fn init_runtime(opts: JsValue) -> JsResult<js_sys::Promise> {
         crate::memory::allocator::set_cache_limit(limit);
     }
     let require_gpu = options.require_gpu;
-    let started = start(options);
+    let started = start(options, threads);
     if !require_gpu {
         return Ok(started);
     }
@@ -83,7 +90,7 @@ pub async fn current() -> Result<Rc<Runtime>> {
     if let Some(runtime) = RUNTIME.with(|r| r.borrow().clone()) {
         return Ok(runtime);
     }
-    JsFuture::from(start(RuntimeOptions::default()))
+    JsFuture::from(start(RuntimeOptions::default(), None))
         .await
         .map_err(|e| Error::Device(format!("the runtime failed to start: {}", describe(&e))))?;
     RUNTIME
@@ -126,13 +133,15 @@ pub fn started_info() -> Option<JsValue> {
     INFO.with(|i| i.borrow().clone())
 }
 
-fn start(options: RuntimeOptions) -> js_sys::Promise {
+fn start(options: RuntimeOptions, threads: Option<usize>) -> js_sys::Promise {
     forget_a_lost_device();
     if let Some(promise) = STARTING.with(|s| s.borrow().clone()) {
         return promise;
     }
     let power_preference = options.power_preference;
     let promise = future_to_promise(async move {
+        // The CPU pool first, so that start-up's measurements of the CPU already use it.
+        crate::js::threads::start(threads).await;
         let options = RuntimeOptions {
             remembered: crate::js::store::read_all().await,
             remember: Some(Remember(Rc::new(crate::js::store::write))),
@@ -156,15 +165,18 @@ fn start(options: RuntimeOptions) -> js_sys::Promise {
     promise
 }
 
+/// `initRuntime`'s option keys.
+const KEYS: [&str; 6] = [
+    "powerPreference",
+    "requireGpu",
+    "memoryLimit",
+    "cacheLimit",
+    "defaultDevice",
+    "threads",
+];
+
 fn runtime_options(opts: &JsValue) -> Result<RuntimeOptions> {
-    let keys = [
-        "powerPreference",
-        "requireGpu",
-        "memoryLimit",
-        "cacheLimit",
-        "defaultDevice",
-    ];
-    let opts = Options::parse("initRuntime", opts, &keys)?;
+    let opts = Options::parse("initRuntime", opts, &KEYS)?;
     let power_preference = match opts.string("powerPreference")?.as_deref() {
         None => wgpu::PowerPreference::None,
         Some("low-power") => wgpu::PowerPreference::LowPower,
@@ -253,7 +265,28 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
         info.default_device_source.name().into(),
     );
     set(&object, "defaultDevice", default_device.into());
-    let math = match &info.exp {
+    set(&object, "math", math_to_js(info));
+    if info.gpu {
+        live_property(&object, "matmul", || {
+            with_started(|rt| rt.map_or(JsValue::NULL, |rt| matmul_to_js(&rt.info())))
+        });
+    } else {
+        set(&object, "matmul", JsValue::NULL);
+    }
+    live_property(&object, "threads", || {
+        crate::js::threads::current().map_or(JsValue::NULL, |t| crate::js::threads::to_js(&t))
+    });
+    let startup = js_sys::Object::new();
+    for (step, ms) in &info.startup_ms {
+        set(&startup, step, (*ms).into());
+    }
+    set(&object, "startupMs", startup.into());
+    object.into()
+}
+
+/// Which `exp` the GPU kernels use, why and where the choice came from; null without a GPU.
+fn math_to_js(info: &RuntimeInfo) -> JsValue {
+    match &info.exp {
         Some(choice) => {
             let math = js_sys::Object::new();
             let exp = if choice.builtin {
@@ -272,21 +305,7 @@ async fn info_to_js(info: &RuntimeInfo, power_preference: wgpu::PowerPreference)
             math.into()
         }
         None => JsValue::NULL,
-    };
-    set(&object, "math", math);
-    if info.gpu {
-        live_property(&object, "matmul", || {
-            with_started(|rt| rt.map_or(JsValue::NULL, |rt| matmul_to_js(&rt.info())))
-        });
-    } else {
-        set(&object, "matmul", JsValue::NULL);
     }
-    let startup = js_sys::Object::new();
-    for (step, ms) in &info.startup_ms {
-        set(&startup, step, (*ms).into());
-    }
-    set(&object, "startupMs", startup.into());
-    object.into()
 }
 
 /// The matmul kernel and where it came from; `source` is "not yet needed" until the first GPU

@@ -1,5 +1,6 @@
 // tandem in a module Web Worker (worker.js): it loads the package there, adds on the worker's
-// gpu stream, and leaves no memory behind in the worker. Run by `cargo xtask test` in Chromium
+// gpu stream, multiplies on its cpu stream, loads the build its isolation allows, and leaves no
+// memory behind in the worker. Run by `cargo xtask test` in Chromium
 // and Firefox ESR, reporting through report.js.
 import { report } from "./report.js";
 
@@ -13,12 +14,19 @@ async function main() {
   worker.terminate();
   if (!reply.ok) throw new Error(`in the worker: ${reply.error}`);
   if (reply.sum.join() !== "11,22,33") throw new Error(`the worker computed [${reply.sum}]`);
+  if (!reply.matmulOk) throw new Error("the worker's cpu matmul of ones is not 300 everywhere");
+  const build = reply.isolated ? "threaded" : "single-threaded";
+  if (reply.threads?.build !== build) {
+    throw new Error(`the worker (isolated: ${reply.isolated}) runs ${JSON.stringify(reply.threads)}`);
+  }
   if (reply.after !== reply.before) {
     throw new Error(`the worker's active memory went ${reply.before} -> ${reply.after} bytes`);
   }
   return [
     `a module Web Worker ran add([1, 2, 3], [10, 20, 30]) on its gpu stream: [${reply.sum.join(", ")}]`,
     `WebGPU in the worker: ${reply.gpu ? "yes" : "no (the gpu stream ran on the CPU)"}`,
+    `a 200x300 by 300x100 matmul on its cpu stream: 300 everywhere`,
+    `its threads: ${reply.threads.count}, ${reply.threads.build} (${reply.threads.reason})`,
     `the worker's active memory: ${reply.before} -> ${reply.after} bytes`,
   ].join("\n");
 }

@@ -1,6 +1,8 @@
 // Runs tandem in a module Web Worker for tests/pages/worker.html: initRuntime in the worker,
-// an add on its gpu stream (on the CPU where the worker has no WebGPU), the values and the
-// worker's own memory figures posted back.
+// an add on its gpu stream (on the CPU where the worker has no WebGPU), a matmul on its cpu
+// stream large enough to split over the CPU pool (the threaded build's workers, started from
+// this worker, where it is cross-origin isolated), the values, the worker's threads and its
+// own memory figures posted back.
 import * as tn from "/pkg/index.js";
 
 self.onmessage = async () => {
@@ -12,8 +14,23 @@ self.onmessage = async () => {
     const c = tn.add(a, b, { stream: "gpu" });
     const sum = Array.from(await c.toArray());
     for (const x of [a, b, c]) x.dispose();
+    // Every element of ones(200, 300) @ ones(300, 100) is 300, exactly.
+    const [p, q] = [tn.ones([200, 300]), tn.ones([300, 100])];
+    const product = tn.matmul(p, q, { stream: "cpu" });
+    const values = await product.toArray();
+    const matmulOk = values.length === 20000 && values.every((v) => v === 300);
+    for (const x of [p, q, product]) x.dispose();
     await tn.synchronize();
-    self.postMessage({ ok: true, gpu: info.gpu, sum, before, after: tn.getActiveMemory() });
+    self.postMessage({
+      ok: true,
+      gpu: info.gpu,
+      sum,
+      matmulOk,
+      threads: info.threads,
+      isolated: self.crossOriginIsolated === true,
+      before,
+      after: tn.getActiveMemory(),
+    });
   } catch (err) {
     self.postMessage({ ok: false, error: `${err.name}: ${err.message}` });
   }

@@ -35,4 +35,5 @@ mod scatter;
 mod soak;
 mod startup;
 mod streams;
+mod threads;
 mod weights;

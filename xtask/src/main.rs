@@ -16,6 +16,7 @@ mod pages;
 mod serve;
 mod setup;
 mod test;
+mod threads;
 mod webdriver;
 mod webkit;
 

@@ -93,26 +93,32 @@ fn check_module(manifest: &Manifest, out: &Path) -> Result<String, String> {
     if manifest.profile != "release" {
         return Ok(format!("a {} build: not checked", manifest.profile));
     }
-    let wasm = std::fs::read(out.join("tandem_bg.wasm")).map_err(|e| e.to_string())?;
-    let sections = package::custom_sections(&wasm)?;
-    if sections.iter().any(|s| s == "name") {
-        return Err(format!(
-            "tandem_bg.wasm keeps its name section ({sections:?})"
+    let builds = [
+        ("tandem.js", "tandem_bg.wasm"),
+        ("tandem_threaded.js", "tandem_threaded_bg.wasm"),
+    ];
+    let mut sizes = Vec::new();
+    for (glue_file, module) in builds {
+        let wasm = std::fs::read(out.join(module)).map_err(|e| e.to_string())?;
+        let sections = package::custom_sections(&wasm)?;
+        if sections.iter().any(|s| s == "name") {
+            return Err(format!("{module} keeps its name section ({sections:?})"));
+        }
+        let glue = std::fs::read_to_string(out.join(glue_file)).map_err(|e| e.to_string())?;
+        let return_areas = glue.matches("__wbindgen_add_to_stack_pointer").count();
+        if return_areas > 0 {
+            return Err(format!(
+                "{glue_file} passes results through the stack {return_areas} times: \
+                 wasm-bindgen did not see the module's target_features"
+            ));
+        }
+        sizes.push(format!(
+            "{module}: {} bytes, custom sections {sections:?}; {glue_file}: {} bytes",
+            wasm.len(),
+            glue.len()
         ));
     }
-    let glue = std::fs::read_to_string(out.join("tandem.js")).map_err(|e| e.to_string())?;
-    let return_areas = glue.matches("__wbindgen_add_to_stack_pointer").count();
-    if return_areas > 0 {
-        return Err(format!(
-            "tandem.js passes results through the stack {return_areas} times: wasm-bindgen \
-             did not see the module's target_features"
-        ));
-    }
-    Ok(format!(
-        "tandem_bg.wasm: {} bytes, custom sections {sections:?}; tandem.js: {} bytes",
-        wasm.len(),
-        glue.len()
-    ))
+    Ok(sizes.join("; "))
 }
 
 /// `tests/package/exports.mjs`: every export typed, every type exported, `any` at most 10 times.

@@ -13,7 +13,9 @@ use crate::cmd::{root, run};
 use crate::manifest::Manifest;
 
 /// What the package ships; `npm pack` must give exactly these (checked by `cargo xtask test`).
-pub const FILES: [&str; 7] = [
+/// `tandem.js` and its module are the single-threaded build; `tandem_threaded.js` and its
+/// module the threaded one, which `index.js` loads on a cross-origin isolated page.
+pub const FILES: [&str; 9] = [
     "LICENSE",
     "README.md",
     "index.d.ts",
@@ -21,6 +23,8 @@ pub const FILES: [&str; 7] = [
     "package.json",
     "tandem.js",
     "tandem_bg.wasm",
+    "tandem_threaded.js",
+    "tandem_threaded_bg.wasm",
 ];
 
 /// The files of `npm/` copied into the package.
@@ -74,13 +78,46 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
             .map_err(|e| format!("cannot empty {}: {e}", out.display()))?;
     }
     run(&mut wasm_pack)?;
-    let wasm = out.join("tandem_bg.wasm");
-    if optimize {
-        wasm_opt(manifest, &wasm)?;
-    } else if release {
-        drop_name_section(&wasm)?;
+    build_threaded(manifest, &out)?;
+    for module in ["tandem_bg.wasm", "tandem_threaded_bg.wasm"] {
+        let wasm = out.join(module);
+        if optimize {
+            wasm_opt(manifest, &wasm)?;
+        } else if release {
+            drop_name_section(&wasm)?;
+        }
     }
     assemble(&out)
+}
+
+/// The threaded build (`threads.rs`): cargo with the pinned nightly, then the same
+/// wasm-bindgen as wasm-pack uses, into `out` as `tandem_threaded.js` and its module.
+fn build_threaded(manifest: &Manifest, out: &Path) -> Result<(), String> {
+    let mut cargo = Command::new("cargo");
+    cargo.current_dir(root()).args([
+        "build",
+        "--lib",
+        "--package",
+        "tandem",
+        "--target",
+        "wasm32-unknown-unknown",
+    ]);
+    let folder = if manifest.profile == "dev" {
+        "debug"
+    } else {
+        cargo.arg("--release");
+        "release"
+    };
+    run(crate::threads::threaded(&mut cargo))?;
+    let module = crate::threads::target_dir()
+        .join("wasm32-unknown-unknown")
+        .join(folder)
+        .join("tandem.wasm");
+    run(Command::new("wasm-bindgen")
+        .args(["--target", &manifest.target, "--no-typescript"])
+        .args(["--out-name", "tandem_threaded", "--out-dir"])
+        .arg(out)
+        .arg(module))
 }
 
 /// Runs wasm-opt on `wasm` in place, at the manifest's level. It reads the features the module
@@ -216,6 +253,7 @@ fn package_json(generated: &Value) -> Value {
                 "default": "./index.js"
             },
             "./tandem_bg.wasm": "./tandem_bg.wasm",
+            "./tandem_threaded_bg.wasm": "./tandem_threaded_bg.wasm",
             "./package.json": "./package.json"
         },
         "files": FILES.iter().filter(|f| **f != "package.json").collect::<Vec<_>>(),

@@ -1,7 +1,8 @@
 //! Test pages that use the built package as a page does (`tests/pages/`): each imports
 //! `/pkg/index.js`, runs its checks and reports through `window.tandemPage` ({state, text}).
-//! `cargo xtask test` opens each in headless Chromium after building the package, and those that
-//! need nothing Chromium-only in Firefox ESR and WebKitGTK as well.
+//! `cargo xtask test` opens each in headless Chromium after building the package, on a cross-origin
+//! isolated page (the threaded build) and on one that is not (the single-threaded build), and
+//! those that need nothing Chromium-only in Firefox ESR and WebKitGTK as well.
 
 use std::time::Duration;
 
@@ -62,6 +63,11 @@ pub fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
         let served = format!("./{page}");
         let run = move || demo::run_page(manifest, &served, "tandemPage", timeout);
         checks.push((format!("page {page}: {what}"), Box::new(run)));
+        // The same page without cross-origin isolation: the single-threaded build.
+        let plain = format!("./plain/{page}");
+        let run = move || demo::run_page(manifest, &plain, "tandemPage", timeout);
+        let name = format!("page {page} without isolation (single-threaded build): {what}");
+        checks.push((name, Box::new(run)));
         let Some((_, query)) = ELSEWHERE.iter().find(|(p, _)| *p == page) else {
             continue;
         };

@@ -1,7 +1,9 @@
 //! A static file server for the demo and the benchmarks: a folder of pages at `/` and the
 //! package (`pkg/`) at `/pkg/`, where the pages' `../pkg/tandem.js` finds it.
-//! Responses carry the cross-origin isolation headers, which give pages `SharedArrayBuffer` and
-//! a fine-grained `performance.now()`.
+//! Responses carry the cross-origin isolation headers, which give pages `SharedArrayBuffer` (and
+//! so tandem's threaded build) and a fine-grained `performance.now()`. The same files under
+//! `/plain/` come without them: a page opened there is not isolated and gets the
+//! single-threaded build.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -31,6 +33,7 @@ fn respond(mut stream: TcpStream, pages: &Path, package: &Path) -> std::io::Resu
     BufReader::new(&stream).read_line(&mut request_line)?;
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
+    let (target, isolated) = without_isolation(target);
     let file = (method == "GET")
         .then(|| resolve(pages, package, target))
         .flatten();
@@ -38,14 +41,26 @@ fn respond(mut stream: TcpStream, pages: &Path, package: &Path) -> std::io::Resu
         Some((path, body)) => ("200 OK", body, content_type(&path)),
         None => ("404 Not Found", b"not found\n".to_vec(), "text/plain"),
     };
+    let isolation = if isolated {
+        "Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n"
+    } else {
+        ""
+    };
     write!(
         stream,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-         Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\n\
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n{isolation}\
          Cache-Control: no-store\r\nConnection: close\r\n\r\n",
         body.len()
     )?;
     stream.write_all(&body)
+}
+
+/// A path under `/plain/` is the same path served without the isolation headers.
+fn without_isolation(target: &str) -> (&str, bool) {
+    match target.strip_prefix("/plain") {
+        Some(rest) if rest.starts_with('/') => (rest, false),
+        _ => (target, true),
+    }
 }
 
 /// The file a URL path names, or `None` for paths that leave the served folders.
@@ -94,6 +109,17 @@ mod tests {
             resolve(root, pkg, "/pkg/tandem_bg.wasm"),
             Some(PathBuf::from("/repo/pkg/tandem_bg.wasm"))
         );
+    }
+
+    #[test]
+    fn plain_paths_are_the_same_files_without_isolation() {
+        assert_eq!(
+            without_isolation("/plain/pkg/index.js"),
+            ("/pkg/index.js", false)
+        );
+        assert_eq!(without_isolation("/plain/"), ("/", false));
+        assert_eq!(without_isolation("/plainly.html"), ("/plainly.html", true));
+        assert_eq!(without_isolation("/pkg/index.js"), ("/pkg/index.js", true));
     }
 
     #[test]

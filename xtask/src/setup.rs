@@ -23,6 +23,10 @@ pub fn setup(manifest: &Manifest) -> Result<(), String> {
     };
     note(ensure_wasm_target()?, WASM_TARGET.to_string());
     note(
+        crate::threads::ensure_nightly()?,
+        format!("{} with rust-src", crate::threads::NIGHTLY),
+    );
+    note(
         ensure_wasm_pack(&manifest.wasm_pack_version)?,
         format!("wasm-pack {}", manifest.wasm_pack_version),
     );

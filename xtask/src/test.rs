@@ -64,19 +64,28 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
             .env("XDG_RUNTIME_DIR", runtime_dir()),
         tally,
     )?;
-    step("browser tests (headless Chromium, WebGPU)");
-    write_webdriver_json(&manifest.webdriver_json())?;
-    run_tests(&mut wasm_pack_test(), tally)?;
-    step("browser tests without WebGPU (headless Chromium, no WebGPU flag)");
-    write_webdriver_json(&manifest.webdriver_json_without_webgpu())?;
-    let outcome = run_tests(
-        wasm_pack_test()
-            .args(["--test", "web_no_gpu"])
-            .env("TANDEM_EXPECT_NO_WEBGPU", "1"),
-        tally,
-    );
-    write_webdriver_json(&manifest.webdriver_json())?;
-    outcome?;
+    for build in [Build::Single, Build::Threaded] {
+        step(&format!(
+            "browser tests, {} (headless Chromium, WebGPU)",
+            build.what()
+        ));
+        write_webdriver_json(&manifest.webdriver_json())?;
+        run_tests(&mut build.wasm_pack_test(), tally)?;
+        step(&format!(
+            "browser tests without WebGPU, {} (headless Chromium, no WebGPU flag)",
+            build.what()
+        ));
+        write_webdriver_json(&manifest.webdriver_json_without_webgpu())?;
+        let outcome = run_tests(
+            build
+                .wasm_pack_test()
+                .args(["--test", "web_no_gpu"])
+                .env("TANDEM_EXPECT_NO_WEBGPU", "1"),
+            tally,
+        );
+        write_webdriver_json(&manifest.webdriver_json())?;
+        outcome?;
+    }
     package::build(manifest)?;
     package_steps(manifest, tally)?;
     step("demo page (built package, headless Chromium)");
@@ -99,6 +108,33 @@ fn count(tally: &mut Tally, outcome: &Result<String, String>) {
             eprintln!("{e}");
             tally.failed += 1;
         }
+    }
+}
+
+/// Which build of the module a browser suite runs.
+#[derive(Clone, Copy)]
+enum Build {
+    /// The single-threaded build, on a page that is not cross-origin isolated.
+    Single,
+    /// The threaded build (`threads.rs`), on an isolated page (the runner's default).
+    Threaded,
+}
+
+impl Build {
+    fn what(self) -> &'static str {
+        match self {
+            Build::Single => "single-threaded build, page not isolated",
+            Build::Threaded => "threaded build, isolated page",
+        }
+    }
+
+    fn wasm_pack_test(self) -> Command {
+        let mut command = wasm_pack_test();
+        match self {
+            Build::Single => command.env("WASM_BINDGEN_TEST_NO_ORIGIN_ISOLATION", "1"),
+            Build::Threaded => crate::threads::threaded(&mut command),
+        };
+        command
     }
 }
 

@@ -9,6 +9,8 @@ mod kernel;
 mod packed;
 mod simple;
 
+use crate::cpu::pool;
+
 pub use kernel::{MR, NR};
 
 /// One operand's storage: its data, where its first matrix starts, and how far apart its
@@ -77,15 +79,18 @@ impl Rows<'_> {
 /// at `x.1 + i * x.2` in `x.0`.
 pub fn matmul(batch: usize, m: usize, n: usize, k: usize, a: Operand, b: Operand) -> Vec<f32> {
     let b = (Elements::F32(b.0), b.1, b.2);
-    matmul_then(batch, m, n, k, a, b, &mut |_, _| {})
+    matmul_then(batch, m, n, k, a, b, &|_, _| {})
 }
 
 /// What runs on each finished stretch of the product: its first element (counted over the
-/// whole batch) and its values, in place. Called on whole rows, in order, while they are still
-/// in cache where the loop nest allows (an epilogue: a bias and an activation).
-pub type Finish<'a> = dyn FnMut(usize, &mut [f32]) + 'a;
+/// whole batch) and its values, in place. Called once on every row, right after it is final
+/// and while it is still in cache where the loop nest allows (an epilogue: a bias and an
+/// activation), from whichever thread of the CPU pool computed it.
+pub type Finish<'a> = dyn Fn(usize, &mut [f32]) + Sync + 'a;
 
-/// [`matmul`], with `finish` run over every row of the product once it is final.
+/// [`matmul`], with `finish` run over every row of the product once it is final. Large
+/// products are split over the CPU pool by blocks of rows, each thread packing its own
+/// panels: a row of C needs all of B, so no two threads write one element.
 pub fn matmul_then(
     batch: usize,
     m: usize,
@@ -93,27 +98,84 @@ pub fn matmul_then(
     k: usize,
     a: Operand,
     b: Source,
-    finish: &mut Finish,
+    finish: &Finish,
 ) -> Vec<f32> {
     let mut out = vec![0f32; batch * m * n];
     if m * n == 0 {
         return out;
     }
-    for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
-        let a = &a.0[a.1 + i * a.2..][..m * k];
+    let dims = Dims { m, n, k };
+    if shares_panels(dims) {
+        for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
+            let a = &a.0[a.1 + i * a.2..][..m * k];
+            let b = Rows {
+                elements: b.0,
+                base: b.1 + i * b.2,
+            };
+            let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
+            packed::matmul_shared(m, n, k, a, b, c, &rows_done);
+        }
+        return out;
+    }
+    // Packed products split by whole register tiles of rows; row updates by whole matrices.
+    let rows = if m >= MR {
+        pool::even_rows_per_part(batch * m, n * k).next_multiple_of(MR)
+    } else {
+        m * pool::even_rows_per_part(batch, m * n * k)
+    };
+    pool::fill_parts(&mut out, rows * n, |start, c| {
+        product_rows(dims, start / n, c, (a, b), finish);
+    });
+    out
+}
+
+/// Whether each product is large enough, with enough rows and a B wide enough to be packed,
+/// that the pool's threads share its packed panels and claim blocks of its rows in turn
+/// (`packed::matmul_shared`), rather than split the batch's rows once.
+fn shares_panels(Dims { m, n, k }: Dims) -> bool {
+    pool::threads() > 1
+        && m >= 2 * packed::MC
+        && n > packed::DIRECT_MAX_N
+        && m.saturating_mul(n).saturating_mul(k) >= 1 << 22
+}
+
+/// One product's sizes.
+#[derive(Clone, Copy)]
+struct Dims {
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+/// Rows `first..` of the batch's products (counted over the whole batch, possibly across
+/// matrices) into `c`, which holds whole rows.
+fn product_rows(
+    Dims { m, n, k }: Dims,
+    first: usize,
+    c: &mut [f32],
+    (a, b): (Operand, Source),
+    finish: &Finish,
+) {
+    let end = first + c.len() / n;
+    let mut row = first;
+    while row < end {
+        let (i, r0) = (row / m, row % m);
+        let rows = (m - r0).min(end - row);
+        let to = &mut c[(row - first) * n..(row - first + rows) * n];
+        let a = &a.0[a.1 + i * a.2..][r0 * k..(r0 + rows) * k];
         let b = Rows {
             elements: b.0,
             base: b.1 + i * b.2,
         };
-        let mut rows = |first_row: usize, c: &mut [f32]| finish(i * m * n + first_row * n, c);
+        let mut rows_done = |first_row: usize, c: &mut [f32]| finish((row + first_row) * n, c);
         if m >= MR {
-            packed::matmul(m, n, k, a, b, c, &mut rows);
+            packed::matmul(rows, n, k, a, b, to, &mut rows_done);
         } else {
-            simple::matmul(m, n, k, a, b, c);
-            rows(0, c);
+            simple::matmul(rows, n, k, a, b, to);
+            rows_done(0, to);
         }
+        row += rows;
     }
-    out
 }
 
 #[cfg(test)]
@@ -151,15 +213,22 @@ mod tests {
     }
 
     #[test]
-    fn finish_sees_every_row_once_in_order_after_it_is_final() {
-        for (batch, m, n, k) in [(2, 3, 5, 4), (1, 200, 9, 700), (1, 130, 3000, 20)] {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn finish_sees_every_row_once_after_it_is_final_on_any_thread() {
+        crate::cpu::pool::start_native(2);
+        let shapes = [
+            (2, 3, 5, 4),
+            (1, 200, 9, 700),
+            (1, 130, 3000, 20),
+            (3, 70, 90, 300),
+        ];
+        for (batch, m, n, k) in shapes {
             let (a, b) = (values(batch * m * k, 3), values(k * n, 4));
             let plain = matmul(batch, m, n, k, (&a, 0, m * k), (&b, 0, 0));
-            let mut next = 0;
+            let seen = std::sync::Mutex::new(vec![0u8; batch * m]);
             let source = (Elements::F32(&b), 0, 0);
-            let doubled = matmul_then(batch, m, n, k, (&a, 0, m * k), source, &mut |at, c| {
-                assert_eq!(at, next, "{m}x{n}x{k}");
-                assert_eq!(c.len() % n, 0);
+            let doubled = matmul_then(batch, m, n, k, (&a, 0, m * k), source, &|at, c| {
+                assert_eq!((at % n, c.len() % n), (0, 0), "{m}x{n}x{k}: whole rows");
                 for (i, v) in c.iter_mut().enumerate() {
                     assert_eq!(
                         *v,
@@ -169,10 +238,36 @@ mod tests {
                     );
                     *v *= 2.0;
                 }
-                next += c.len();
+                let mut seen = seen.lock().unwrap();
+                (at / n..(at + c.len()) / n).for_each(|r| seen[r] += 1);
             });
-            assert_eq!(next, batch * m * n);
+            assert!(
+                seen.into_inner().unwrap().iter().all(|&s| s == 1),
+                "{m}x{n}x{k}"
+            );
             assert!(doubled.iter().zip(&plain).all(|(d, p)| *d == 2.0 * p));
+        }
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn a_product_split_over_threads_matches_one_thread_bit_for_bit() {
+        crate::cpu::pool::start_native(2);
+        for (batch, m, n, k) in [
+            (1, 256, 256, 256),
+            (3, 61, 130, 77),
+            (5, 2, 300, 200),
+            (2, 300, 100, 150),
+            (1, 200, 2100, 12),
+            (1, 1000, 333, 77),
+        ] {
+            let (a, b) = (values(batch * m * k, 5), values(batch * k * n, 6));
+            let (a, b) = ((&a[..], 0, m * k), (&b[..], 0, k * n));
+            let split = matmul(batch, m, n, k, a, b);
+            crate::cpu::pool::set_limit(1);
+            let alone = matmul(batch, m, n, k, a, b);
+            crate::cpu::pool::set_limit(usize::MAX);
+            assert_eq!(split, alone, "{batch}x{m}x{n}x{k}");
         }
     }
 

@@ -6,11 +6,12 @@
 
 use super::Rows;
 use super::kernel::{MR, NR, tile, tile_rows};
+use crate::cpu::pool;
 
 const KC: usize = 256;
 /// A narrow B's panels may be deeper: NR columns of 512 rows are 16 KiB.
 const KC_NARROW: usize = 512;
-const MC: usize = 96;
+pub(super) const MC: usize = 96;
 const NC: usize = 2048;
 
 /// The depth of B's panels for k: at most KC (KC_NARROW for a narrow B), and all of one
@@ -80,8 +81,72 @@ pub fn matmul(
     }
 }
 
+/// [`matmul`] of one large product over the CPU pool, BLIS's way: each panel of B is packed
+/// once (its micro-panels split over the pool), then the pool's threads claim blocks of MC rows
+/// of A in turn, each packing its block and running its tiles against the shared panel. Many
+/// small blocks balance the threads when one is slowed (a busy machine, a late wake-up), which
+/// a fixed split of the rows cannot. `finish` runs on each block's rows once they are final.
+pub fn matmul_shared(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: Rows,
+    c: &mut [f32],
+    finish: &super::Finish,
+) {
+    let depth = panel_depth(k, n);
+    let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
+    // A few blocks of rows per thread, so that a thread that is done takes another's; at
+    // most MC rows (A's block stays in the second-level cache).
+    let block = m.div_ceil(pool::threads() * 4).next_multiple_of(MR).min(MC);
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for pc in (0..k).step_by(depth) {
+            let kc = depth.min(k - pc);
+            let micro = NR * kc;
+            let panels = nc.div_ceil(NR);
+            // Packing a small panel takes less than waking a worker: one part.
+            let per = if kc * nc < pool::MIN_PART_WORK * 4 {
+                micro * panels
+            } else {
+                micro * panels.div_ceil(pool::threads() * 2)
+            };
+            pool::fill_parts(&mut b_panel[..panels * micro], per, |at, to| {
+                let (first, cols) = (
+                    at / micro * NR,
+                    (to.len() / micro * NR).min(nc - at / micro * NR),
+                );
+                pack_b(b, (pc, jc + first), n, (kc, cols), to);
+            });
+            let last = nc == n && pc + kc == k;
+            let panel = &b_panel[..];
+            pool::fill_parts(&mut c[..m * n], block * n, |at, rows| {
+                let (ic, mc) = (at / n, rows.len() / n);
+                let mut a_block = vec![0f32; mc.next_multiple_of(MR) * kc];
+                pack_a(&a[ic * k + pc..], k, mc, kc, &mut a_block);
+                tiles(
+                    mc,
+                    nc,
+                    kc,
+                    Panels::Packed(&a_block),
+                    panel,
+                    &mut rows[jc..],
+                    n,
+                );
+                if last {
+                    finish(ic, rows);
+                }
+            });
+        }
+    }
+    if n > NC || k == 0 {
+        finish(0, c);
+    }
+}
+
 /// The widest B whose A is read in place rather than packed.
-const DIRECT_MAX_N: usize = 64;
+pub(super) const DIRECT_MAX_N: usize = 64;
 
 /// Where a block's A comes from: packed micro-panels, or its rows in place.
 #[derive(Clone, Copy)]

@@ -21,14 +21,21 @@ pub(super) struct Runtime {
     pub(super) peer: bool,
 }
 
-pub(super) const RUNTIMES: [Runtime; 10] = [
+pub(super) const RUNTIMES: [Runtime; 11] = [
     Runtime {
         id: "tandem-gpu",
         kind: Kind::Gpu,
         peer: false,
     },
+    // The CPU stream on one thread (the single-threaded build), beside tfjs-wasm.
     Runtime {
         id: "tandem-cpu",
+        kind: Kind::Cpu,
+        peer: false,
+    },
+    // The threaded build's CPU stream on this machine's 2 cores, beside tfjs-wasm-2t.
+    Runtime {
+        id: "tandem-cpu-2t",
         kind: Kind::Cpu,
         peer: false,
     },

@@ -22,8 +22,10 @@ pub(super) struct Ratio {
 pub(super) struct Ratios {
     /// tandem-gpu against the fastest WebGPU peer (tfjs-webgpu, jax-webgpu, jax-jit).
     pub(super) gpu: Vec<Ratio>,
-    /// tandem-cpu against tfjs-wasm.
+    /// tandem-cpu against tfjs-wasm, each on one thread.
     pub(super) cpu: Vec<Ratio>,
+    /// tandem-cpu-2t against tfjs-wasm-2t, each on two threads (a cross-origin isolated page).
+    pub(super) cpu_2t: Vec<Ratio>,
     /// tandem-gpu against the hand-written WGSL: how far from this adapter's limit (not a peer).
     pub(super) hand: Vec<Ratio>,
     /// Figures outside the geometric means: the split against the peers' GPU-only, and
@@ -136,6 +138,9 @@ impl Ratios {
                     out.gpu.extend(ratio(gpu, best_gpu_peer(id), id));
                     let cpu = median("tandem-cpu", id);
                     out.cpu.extend(ratio(cpu, named("tfjs-wasm", id), id));
+                    let cpu_2t = median("tandem-cpu-2t", id);
+                    out.cpu_2t
+                        .extend(ratio(cpu_2t, named("tfjs-wasm-2t", id), id));
                     out.hand.extend(ratio(gpu, named("webgpu-hand", id), id));
                 }
             }
@@ -168,23 +173,26 @@ impl Ratios {
         );
         let _ = writeln!(
             out,
-            "{:label$}{:>34}{:>24}{:>26}",
+            "{:label$}{:>34}{:>24}{:>30}{:>26}",
             "workload",
             "tandem-gpu / best WebGPU peer",
             "tandem-cpu / tfjs-wasm",
+            "tandem-cpu-2t / tfjs-wasm-2t",
             "tandem-gpu / webgpu-hand"
         );
+        let named_peer = ["webgpu-hand", "tfjs-wasm", "tfjs-wasm-2t"];
         for w in workloads {
-            let cells = [&self.gpu, &self.cpu, &self.hand].map(|list| find(list, &w.id));
+            let lists = [&self.gpu, &self.cpu, &self.cpu_2t, &self.hand];
+            let cells = lists.map(|list| find(list, &w.id));
             if cells.iter().all(Option::is_none) {
                 continue;
             }
-            let [g, c, h] = cells.map(|r| match r {
-                Some(r) if r.peer == "webgpu-hand" || r.peer == "tfjs-wasm" => fmt_ratio(r.ratio),
+            let [g, c, t, h] = cells.map(|r| match r {
+                Some(r) if named_peer.contains(&r.peer.as_str()) => fmt_ratio(r.ratio),
                 Some(r) => format!("{} ({})", fmt_ratio(r.ratio), r.peer),
                 None => "-".into(),
             });
-            let _ = writeln!(out, "{:label$}{g:>34}{c:>24}{h:>26}", w.title);
+            let _ = writeln!(out, "{:label$}{g:>34}{c:>24}{t:>30}{h:>26}", w.title);
         }
         let mean = |list: &[Ratio]| match geomean(list) {
             Some(m) => format!("{} over {}", fmt_ratio(m), list.len()),
@@ -192,10 +200,11 @@ impl Ratios {
         };
         let _ = writeln!(
             out,
-            "{:label$}{:>34}{:>24}{:>26}",
+            "{:label$}{:>34}{:>24}{:>30}{:>26}",
             "geometric mean",
             mean(&self.gpu),
             mean(&self.cpu),
+            mean(&self.cpu_2t),
             mean(&self.hand)
         );
         let _ = writeln!(
@@ -232,6 +241,7 @@ impl Ratios {
             "meaning": "peer median / tandem median (>1: tandem faster)",
             "tandem_gpu_vs_best_webgpu_peer": {"workloads": list(&self.gpu), "geomean": geomean(&self.gpu), "count": self.gpu.len()},
             "tandem_cpu_vs_tfjs_wasm": {"workloads": list(&self.cpu), "geomean": geomean(&self.cpu), "count": self.cpu.len()},
+            "tandem_cpu_2t_vs_tfjs_wasm_2t": {"workloads": list(&self.cpu_2t), "geomean": geomean(&self.cpu_2t), "count": self.cpu_2t.len()},
             "tandem_gpu_vs_webgpu_hand": {"workloads": list(&self.hand), "geomean": geomean(&self.hand), "count": self.hand.len()},
             "extra": self.extra.iter().map(|(what, r)| json!({
                 "what": what, "workload": r.workload, "ratio": r.ratio, "tandem_ms": r.tandem_ms,

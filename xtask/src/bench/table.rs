@@ -117,7 +117,32 @@ pub(super) fn table(
     for p in problems {
         let _ = writeln!(out, "{p}");
     }
+    out.push_str(&long_tasks(workloads, reports));
     out
+}
+
+/// The longest task of each workload's timed runs, per runtime, where one reached 50 ms (the
+/// Long Tasks API reports no shorter ones): how long the page's thread was kept from input.
+fn long_tasks(workloads: &[Workload], reports: &[Report]) -> String {
+    let mut out = String::new();
+    for w in workloads {
+        let tasks: Vec<String> = reports
+            .iter()
+            .filter_map(|r| {
+                let ms = r.result(&w.id)?["longestTaskMs"].as_f64()?;
+                Some(format!("{} {}", r.runtime.id, fmt_number(ms)))
+            })
+            .collect();
+        if !tasks.is_empty() {
+            let _ = writeln!(out, "  {}: {}", w.title, tasks.join(", "));
+        }
+    }
+    if out.is_empty() {
+        return "longest tasks: no task of 50 ms or more in any timed run\n".into();
+    }
+    format!(
+        "longest task of the timed runs in ms (Long Tasks API; runtimes not named had none of 50 ms or more):\n{out}"
+    )
 }
 
 /// The adapter the GPU runtimes saw, and the warning that goes with a fallback one.

@@ -1,0 +1,91 @@
+//! Sleeping and waking on a word. A worker sleeps (in wasm, `memory.atomic.wait32`, which a
+//! Web Worker may do); the submitting thread never sleeps, because the page's thread may not
+//! block in wasm: it spins for the parts still running, which are as long as its own.
+
+use std::sync::atomic::AtomicU32;
+
+/// Sleeps while `word` holds `seen` (it may return early; callers loop).
+pub fn wait_while(word: &AtomicU32, seen: u32) {
+    imp::wait_while(word, seen);
+}
+
+/// Wakes every thread sleeping on `word`, after it was changed.
+pub fn wake_all(word: &AtomicU32) {
+    imp::wake_all(word);
+}
+
+/// Checks `word` up to `spins` times while it holds `seen`.
+pub fn spin_while(word: &AtomicU32, seen: u32, spins: u32) {
+    for _ in 0..spins {
+        if word.load(std::sync::atomic::Ordering::SeqCst) != seen {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Spins until `done()`; natively it yields now and then, so a waiting test thread lets the
+/// workers run on a busy machine.
+pub fn spin_until(done: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !done() {
+        std::hint::spin_loop();
+        spins = spins.wrapping_add(1);
+        #[cfg(not(target_arch = "wasm32"))]
+        if spins.is_multiple_of(64) {
+            std::thread::yield_now();
+        }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
+mod imp {
+    use super::*;
+    use core::arch::wasm32::{memory_atomic_notify, memory_atomic_wait32};
+
+    pub fn wait_while(word: &AtomicU32, seen: u32) {
+        // SAFETY: the pointer is to a live, aligned word of the shared memory.
+        unsafe { memory_atomic_wait32(word.as_ptr().cast(), seen as i32, -1) };
+    }
+
+    pub fn wake_all(word: &AtomicU32) {
+        // SAFETY: as above.
+        unsafe { memory_atomic_notify(word.as_ptr().cast(), u32::MAX) };
+    }
+}
+
+/// The single-threaded wasm build has no workers: nothing sleeps and nothing is woken.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+mod imp {
+    use super::*;
+
+    pub fn wait_while(word: &AtomicU32, seen: u32) {
+        unreachable!("no pool worker runs in the single-threaded build ({word:?} {seen})")
+    }
+
+    pub fn wake_all(_: &AtomicU32) {}
+}
+
+/// Natively, a condition variable stands in for the futex: the word is checked under the
+/// lock, and changed before the lock is taken to wake, so no wake-up is lost.
+#[cfg(not(target_arch = "wasm32"))]
+mod imp {
+    use super::*;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::sync::{Condvar, Mutex};
+
+    static LOCK: Mutex<()> = Mutex::new(());
+    static WOKEN: Condvar = Condvar::new();
+
+    pub fn wait_while(word: &AtomicU32, seen: u32) {
+        let mut guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        while word.load(SeqCst) == seen {
+            guard = WOKEN.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub fn wake_all(_: &AtomicU32) {
+        drop(LOCK.lock().unwrap_or_else(|e| e.into_inner()));
+        WOKEN.notify_all();
+    }
+}

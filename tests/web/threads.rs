@@ -1,0 +1,189 @@
+//! The CPU pool in the page: `RuntimeInfo.threads` says which build runs and why, and every
+//! kernel that splits its work over the pool gives the bits it gives on one thread. In the
+//! single-threaded build (a page without cross-origin isolation) the same checks run with one
+//! thread, and the reason must name the missing isolation.
+
+use js_sys::Reflect;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+use tandem::cpu::pool;
+use tandem::cpu::{lanes, matmul, norm, reduce, row_norm};
+use tandem::dtype::DType;
+use tandem::graph::primitive::{ReduceOp, RowNorm};
+use tandem::js::runtime::init_runtime;
+
+use crate::common::*;
+
+fn isolated() -> bool {
+    Reflect::get(&js_sys::global(), &"crossOriginIsolated".into()).is_ok_and(|v| v.is_truthy())
+}
+
+#[wasm_bindgen_test]
+async fn runtime_info_says_which_build_runs_and_on_how_many_threads() {
+    let info = runtime_info().await;
+    let threads = get(&info, "threads");
+    let count = get(&threads, "count").as_f64().unwrap();
+    let build = get(&threads, "build").as_string().unwrap();
+    let reason = get(&threads, "reason").as_string().unwrap();
+    assert_eq!(
+        get(&threads, "crossOriginIsolated").as_bool(),
+        Some(isolated())
+    );
+    if cfg!(target_feature = "atomics") {
+        assert_eq!(build, "threaded");
+        assert!(
+            isolated(),
+            "the threaded build runs only on an isolated page"
+        );
+        let cores = Reflect::get(&js_sys::global(), &"navigator".into())
+            .and_then(|n| Reflect::get(&n, &"hardwareConcurrency".into()))
+            .unwrap()
+            .as_f64()
+            .unwrap();
+        assert_eq!(count, cores.min(8.0), "{reason}");
+        assert_eq!(
+            pool::threads(),
+            count as usize,
+            "every worker joined: {reason}"
+        );
+    } else {
+        assert_eq!((build.as_str(), count), ("single-threaded", 1.0));
+        assert_eq!(pool::threads(), 1);
+        if !isolated() {
+            assert!(reason.contains("not cross-origin isolated"), "{reason}");
+            assert!(reason.contains("Cross-Origin-Embedder-Policy"), "{reason}");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_bad_threads_option_is_a_value_error() {
+    for bad in [
+        JsValue::from(0),
+        2.5.into(),
+        "2".into(),
+        65.into(),
+        f64::NAN.into(),
+    ] {
+        let opts = options(&[("threads", bad.clone())]);
+        let err = init_runtime(opts)
+            .err()
+            .unwrap_or_else(|| panic!("{bad:?} is refused"));
+        let err: js_sys::Error = err.dyn_into().unwrap();
+        assert_eq!(String::from(err.name()), "ValueError", "{bad:?}");
+        assert!(String::from(err.message()).contains("threads"), "{bad:?}");
+    }
+    // A typo is caught by name too.
+    let err = init_runtime(options(&[("thread", 2.into())]))
+        .err()
+        .unwrap();
+    let message = String::from(err.dyn_into::<js_sys::Error>().unwrap().message());
+    assert!(message.contains("thread"), "{message}");
+}
+
+#[wasm_bindgen_test]
+async fn a_later_threads_option_lowers_the_pool_and_the_info_says_so() {
+    let info = runtime_info().await;
+    let before = get(&get(&info, "threads"), "count").as_f64().unwrap();
+    let lowered = JsFuture::from(init_runtime(options(&[("threads", 1.into())])).unwrap())
+        .await
+        .unwrap();
+    let threads = get(&lowered, "threads");
+    assert_eq!(get(&threads, "count").as_f64(), Some(1.0));
+    assert_eq!(pool::threads(), 1);
+    if before > 1.0 {
+        let reason = get(&threads, "reason").as_string().unwrap();
+        assert!(reason.contains("lowered to 1"), "{reason}");
+    }
+    // Back to what the page had, for the tests after this one.
+    pool::set_limit(before as usize);
+}
+
+/// Deterministic values in [-1, 1).
+fn values(len: usize, seed: u32) -> Vec<f32> {
+    (0..len)
+        .map(|i| {
+            let h = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed);
+            (h % 20_011) as f32 / 10_005.5 - 1.0
+        })
+        .collect()
+}
+
+/// `kernel()` split over the page's pool and on one thread.
+fn both<T>(kernel: impl Fn() -> T) -> (T, T) {
+    let threads = pool::threads();
+    let split = kernel();
+    pool::set_limit(1);
+    let alone = kernel();
+    pool::set_limit(threads);
+    (split, alone)
+}
+
+#[wasm_bindgen_test]
+async fn kernels_split_over_the_pool_give_the_bits_of_one_thread() {
+    runtime_info().await;
+    if cfg!(target_feature = "atomics") {
+        assert!(pool::threads() > 1 && pool::parts_for(1 << 20) > 1);
+    }
+    let (a, b) = (values(300 * 257, 1), values(257 * 190, 2));
+    let (split, alone) = both(|| matmul::matmul(1, 300, 190, 257, (&a, 0, 0), (&b, 0, 0)));
+    assert_eq!(split, alone, "matmul");
+    let (split, alone) = both(|| matmul::matmul(3, 7, 190, 100, (&a, 0, 700), (&b, 0, 0)));
+    assert_eq!(split, alone, "a batch of thin products");
+
+    let x = values(1 << 20, 3);
+    let (split, alone) = both(|| row_norm::row_norm(RowNorm::Softmax, &x, 1024, 1024));
+    assert_eq!(split, alone, "softmax");
+    let (split, alone) = both(|| row_norm::row_norm(RowNorm::LogSumExp, &x, 4096, 256));
+    assert_eq!(split, alone, "logsumexp");
+    let words: &[u32] = bytemuck::cast_slice(&x);
+    let (split, alone) =
+        both(|| reduce::reduce_rows(ReduceOp::Sum, DType::Float32, words, 2048, 512));
+    assert_eq!(split, alone, "sum over rows");
+    let plain = norm::Norm {
+        rms: false,
+        eps: 1e-5,
+        weight: None,
+        bias: None,
+    };
+    let (split, alone) = both(|| norm::norm(&plain, &x, 768));
+    assert_eq!(split, alone, "layer norm");
+    let (split, alone) = both(|| lanes::unary(&x[3..], |v| v * v));
+    assert_eq!(split, alone, "a unary lane function over an odd length");
+    let y = values(x.len(), 4);
+    let (p, q) = (lanes::Side::Dense(&x[5..]), lanes::Side::Dense(&y[5..]));
+    let (split, alone) = both(|| lanes::binary(x.len() - 5, p, q, |p, q| p * q));
+    assert_eq!(split, alone, "a binary lane function");
+}
+
+#[wasm_bindgen_test]
+async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory() {
+    use tandem::js::functions::{exp, matmul, reshape, softmax};
+    runtime_info().await;
+    let start = stat("active_bytes.all.current");
+    let run = || async {
+        let flat = float_array(&values(512 * 512, 7));
+        let a = reshape(&flat, floats(&[512.0, 512.0]), JsValue::UNDEFINED).unwrap();
+        dispose(&js_value(&flat));
+        let product = matmul(&a, &a, cpu()).unwrap();
+        let soft = softmax(&product, cpu()).unwrap();
+        let out = exp(&soft, cpu()).unwrap();
+        let got = to_vec(&out).await;
+        for x in [&a, &product, &soft, &out] {
+            dispose(&js_value(x));
+        }
+        got
+    };
+    let threads = pool::threads();
+    let split = run().await;
+    pool::set_limit(1);
+    let alone = run().await;
+    pool::set_limit(threads);
+    assert_eq!(split, alone);
+    JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stat("active_bytes.all.current"), start);
+}
