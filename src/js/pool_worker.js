@@ -18,6 +18,14 @@ onmessage = ({ data: [module, memory, stackSize] }) => {
   }
   const { exports } = new WebAssembly.Instance(module, imports);
   exports.__wbindgen_start(stackSize);
+  exports.tandem_pool_join();
   postMessage("ready");
-  exports.tandem_pool_work();
+  try {
+    exports.tandem_pool_work();
+  } catch (err) {
+    // A part panicked (the instance aborted): tell the page's thread, which would otherwise
+    // wait for that part for ever, then let the error reach this worker's console.
+    exports.tandem_pool_failed();
+    throw err;
+  }
 };

@@ -48,6 +48,10 @@ pub async fn start(requested: Option<usize>) {
     let cores = hardware_concurrency();
     let wanted = requested.unwrap_or(cores.min(8)).max(1);
     let threads = spawn(wanted, isolated, cores).await;
+    let threads = Threads {
+        reason: format!("{} ({})", threads.reason, shared_memory_note(isolated)),
+        ..threads
+    };
     crate::cpu::pool::set_limit(threads.count);
     STARTED.with(|s| *s.borrow_mut() = Some(threads));
 }
@@ -96,6 +100,18 @@ fn hardware_concurrency() -> usize {
         .map_or(1, |v| (v as usize).max(1))
 }
 
+/// Whether this realm offers `SharedArrayBuffer`, which the threaded build's memory is: an
+/// isolated page may still lack it (WebKit's workers).
+fn shared_memory_note(isolated: bool) -> &'static str {
+    let shared = js_sys::Reflect::get(&js_sys::global(), &"SharedArrayBuffer".into())
+        .is_ok_and(|v| v.is_function());
+    match (isolated, shared) {
+        (true, false) => "this browser offers no SharedArrayBuffer here, though it is isolated",
+        (_, true) => "SharedArrayBuffer available",
+        (false, false) => "no SharedArrayBuffer",
+    }
+}
+
 /// A boolean property of the global object (`crossOriginIsolated`), false where missing.
 fn global_flag(name: &str) -> bool {
     js_sys::Reflect::get(&js_sys::global(), &name.into()).is_ok_and(|v| v.is_truthy())
@@ -105,8 +121,8 @@ fn global_flag(name: &str) -> bool {
 #[cfg(not(target_feature = "atomics"))]
 async fn spawn(wanted: usize, isolated: bool, _cores: usize) -> Threads {
     let reason = if isolated {
-        "the single-threaded build was loaded (initRuntime's threads: 1, or loadWasm was given \
-         its module): CPU kernels run on the calling thread"
+        "the single-threaded build was loaded (initRuntime's threads: 1, loadWasm told so, or \
+         no SharedArrayBuffer): CPU kernels run on the calling thread"
             .to_string()
     } else {
         "the page is not cross-origin isolated (it is served without the headers \
@@ -154,11 +170,27 @@ async fn spawn(wanted: usize, isolated: bool, cores: usize) -> Threads {
     threads
 }
 
+/// Counts a pool worker in; `pool_worker.js` calls it before it says it is ready, so that the
+/// page's first jobs after start-up already split.
+#[cfg(target_feature = "atomics")]
+#[unsafe(no_mangle)]
+pub extern "C" fn tandem_pool_join() {
+    crate::cpu::pool::join()
+}
+
 /// A pool worker's loop, called by `pool_worker.js` on its own instance. Never returns.
 #[cfg(target_feature = "atomics")]
 #[unsafe(no_mangle)]
 pub extern "C" fn tandem_pool_work() {
     crate::cpu::pool::work()
+}
+
+/// Called by `pool_worker.js` when its loop threw (a part panicked, which aborts the worker's
+/// instance): the job's caller then fails instead of waiting for that part.
+#[cfg(target_feature = "atomics")]
+#[unsafe(no_mangle)]
+pub extern "C" fn tandem_pool_failed() {
+    crate::cpu::pool::worker_failed()
 }
 
 #[cfg(target_feature = "atomics")]

@@ -39,16 +39,19 @@ impl Source {
     }
 }
 
-/// The storage key of an adapter's choices.
+/// The storage key of an adapter's choices. The CPU's threads are part of it: on a fallback
+/// adapter the default device is the faster of the CPU stream and the GPU, and the CPU stream
+/// on a pool of threads (the threaded build) is not the one on one.
 pub fn key(adapter: &AdapterSummary) -> String {
     format!(
-        "tandem {}|{}|{}|{}|{}|{}",
+        "tandem {}|{}|{}|{}|{}|{}|cpu threads {}",
         env!("CARGO_PKG_VERSION"),
         adapter.backend,
         adapter.vendor,
         adapter.architecture,
         adapter.device,
-        adapter.description
+        adapter.description,
+        crate::cpu::pool::threads()
     )
 }
 

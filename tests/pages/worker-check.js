@@ -15,9 +15,11 @@ async function main() {
   if (!reply.ok) throw new Error(`in the worker: ${reply.error}`);
   if (reply.sum.join() !== "11,22,33") throw new Error(`the worker computed [${reply.sum}]`);
   if (!reply.matmulOk) throw new Error("the worker's cpu matmul of ones is not 300 everywhere");
-  const build = reply.isolated ? "threaded" : "single-threaded";
+  // The threaded build needs isolation and SharedArrayBuffer (which WebKit's workers lack).
+  const build = reply.isolated && reply.sharedMemory ? "threaded" : "single-threaded";
   if (reply.threads?.build !== build) {
-    throw new Error(`the worker (isolated: ${reply.isolated}) runs ${JSON.stringify(reply.threads)}`);
+    const where = `isolated: ${reply.isolated}, SharedArrayBuffer: ${reply.sharedMemory}`;
+    throw new Error(`the worker (${where}) runs ${JSON.stringify(reply.threads)}`);
   }
   if (reply.after !== reply.before) {
     throw new Error(`the worker's active memory went ${reply.before} -> ${reply.after} bytes`);

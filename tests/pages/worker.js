@@ -28,6 +28,7 @@ self.onmessage = async () => {
       matmulOk,
       threads: info.threads,
       isolated: self.crossOriginIsolated === true,
+      sharedMemory: typeof SharedArrayBuffer === "function",
       before,
       after: tn.getActiveMemory(),
     });

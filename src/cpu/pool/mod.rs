@@ -107,7 +107,11 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
     GENERATION.fetch_add(1, SeqCst);
     wait::wake_all(&GENERATION);
     job.run_parts();
-    wait::spin_until(|| job.done.load(SeqCst) == parts);
+    wait::spin_until(|| job.done.load(SeqCst) == parts || FAILED.load(SeqCst));
+    assert!(
+        !FAILED.load(SeqCst),
+        "a CPU pool worker failed (its console has the error): its part of the job never ends"
+    );
     CURRENT.store(std::ptr::null_mut(), SeqCst);
     wait::spin_until(|| INSIDE.load(SeqCst) == 0);
     BUSY.store(false, SeqCst);
@@ -117,10 +121,23 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
     );
 }
 
-/// A worker's loop: sleeps until a job is published, claims its parts, and sleeps again.
-/// Never returns.
-pub fn work() -> ! {
+/// Set when a worker died in a part (in wasm a panic aborts its instance): the part it held will
+/// never finish, so the caller stops waiting and fails instead of spinning for ever.
+static FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that a worker died (its script calls this when `work` throws).
+pub fn worker_failed() {
+    FAILED.store(true, SeqCst);
+}
+
+/// Counts a worker in, before it says it is ready: from then on jobs are split for it.
+pub fn join() {
     WORKERS.fetch_add(1, SeqCst);
+}
+
+/// A worker's loop (after [`join`]): sleeps until a job is published, claims its parts, and
+/// sleeps again. Never returns.
+pub fn work() -> ! {
     let mut seen = GENERATION.load(SeqCst);
     loop {
         // A kernel often publishes jobs back to back (a matmul's panels): a worker that has
@@ -149,7 +166,10 @@ pub fn start_native(count: usize) {
     while *started < count {
         std::thread::Builder::new()
             .name(format!("tandem-cpu-{started}"))
-            .spawn(|| work())
+            .spawn(|| {
+                join();
+                work()
+            })
             .expect("a CPU pool thread starts");
         *started += 1;
     }
