@@ -15,32 +15,47 @@ pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -
         // No channels (or no positions): nothing to copy.
         return out;
     }
+    // Rows of output positions (an image's row of outputs each) split over the CPU pool.
+    let row_words = ow * kh * kw * c;
+    let per = crate::cpu::pool::rows_per_part(n * oh, row_words) * row_words;
+    crate::cpu::pool::fill_parts(&mut out, per, |start, part| {
+        for (r, to) in (start / row_words..).zip(part.chunks_exact_mut(row_words)) {
+            let image = &x[(r / oh) * h * w * c..(r / oh + 1) * h * w * c];
+            output_row(p, image, (r % oh, ow), (h, w, c), to);
+        }
+    });
+    out
+}
+
+/// The patches of output row `y` (`ow` positions) of one image (`[H, W, C]` words) into `out`.
+fn output_row(
+    p: &Patches,
+    image: &[u32],
+    (y, ow): (usize, usize),
+    (h, w, c): (usize, usize, usize),
+    out: &mut [u32],
+) {
+    let [kh, kw] = p.kernel;
     let mut at = 0;
-    for image in 0..n {
-        let base = image * h * w * c;
-        for y in 0..oh {
-            for xo in 0..ow {
-                for i in 0..kh {
-                    let to = &mut out[at..at + kw * c];
-                    at += kw * c;
-                    let Some(r) = p.source(0, y, i, h) else {
-                        continue;
-                    };
-                    let row = &x[base + r * w * c..base + (r + 1) * w * c];
-                    if p.dilation[1] == 1 {
-                        tap_run(to, row, p.stride[1] * xo, p.padding[1], (kw, c));
-                        continue;
-                    }
-                    for (j, tap) in to.chunks_exact_mut(c).enumerate() {
-                        if let Some(col) = p.source(1, xo, j, w) {
-                            tap.copy_from_slice(&row[col * c..(col + 1) * c]);
-                        }
-                    }
+    for xo in 0..ow {
+        for i in 0..kh {
+            let to = &mut out[at..at + kw * c];
+            at += kw * c;
+            let Some(r) = p.source(0, y, i, h) else {
+                continue;
+            };
+            let row = &image[r * w * c..(r + 1) * w * c];
+            if p.dilation[1] == 1 {
+                tap_run(to, row, p.stride[1] * xo, p.padding[1], (kw, c));
+                continue;
+            }
+            for (j, tap) in to.chunks_exact_mut(c).enumerate() {
+                if let Some(col) = p.source(1, xo, j, w) {
+                    tap.copy_from_slice(&row[col * c..(col + 1) * c]);
                 }
             }
         }
     }
-    out
 }
 
 /// The taps of one kernel row without dilation into `to` (zeros, `kw * c` long): input columns

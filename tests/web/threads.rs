@@ -160,7 +160,7 @@ async fn kernels_split_over_the_pool_give_the_bits_of_one_thread() {
 
 #[wasm_bindgen_test]
 async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory() {
-    use tandem::js::functions::{exp, matmul, reshape, softmax};
+    use tandem::js::functions::{conv2d, exp, matmul, reshape, softmax};
     runtime_info().await;
     let start = stat("active_bytes.all.current");
     let run = || async {
@@ -170,8 +170,18 @@ async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory()
         let product = matmul(&a, &a, cpu()).unwrap();
         let soft = softmax(&product, cpu()).unwrap();
         let out = exp(&soft, cpu()).unwrap();
-        let got = to_vec(&out).await;
-        for x in [&a, &product, &soft, &out] {
+        let mut got = to_vec(&out).await;
+        // A convolution: its patches (im2col) and its narrow matmul split too.
+        let flat = float_array(&values(2 * 32 * 32 * 8, 8));
+        let image = reshape(&flat, floats(&[2.0, 32.0, 32.0, 8.0]), JsValue::UNDEFINED).unwrap();
+        let flat_w = float_array(&values(16 * 3 * 3 * 8, 9));
+        let weight = reshape(&flat_w, floats(&[16.0, 3.0, 3.0, 8.0]), JsValue::UNDEFINED).unwrap();
+        let opts = options(&[("padding", 1.into()), ("stream", "cpu".into())]);
+        let conv = conv2d(&image, &weight, opts).unwrap();
+        got.extend(to_vec(&conv).await);
+        for x in [
+            &a, &product, &soft, &out, &flat, &image, &flat_w, &weight, &conv,
+        ] {
             dispose(&js_value(x));
         }
         got
