@@ -18,3 +18,13 @@ pub type JsResult<T> = Result<T, JsValue>;
 pub fn js<T>(result: crate::Result<T>) -> JsResult<T> {
     result.map_err(to_js)
 }
+
+/// The message of a thrown JS value: an `Error`'s message, or the value itself when it is a
+/// string; `None` for anything else (each caller says what it shows then).
+pub fn message_of(value: &JsValue) -> Option<String> {
+    use wasm_bindgen::JsCast;
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+}

@@ -212,11 +212,7 @@ fn byte_option(opts: &Options, key: &'static str) -> Result<Option<u64>> {
 }
 
 fn describe(value: &JsValue) -> String {
-    value
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| value.as_string())
-        .unwrap_or_else(|| "unknown error".into())
+    crate::js::error::message_of(value).unwrap_or_else(|| "unknown error".into())
 }
 
 /// `RuntimeInfo` as the plain object the types (`npm/index.d.ts`) describe.

@@ -88,9 +88,10 @@ pub fn matmul(batch: usize, m: usize, n: usize, k: usize, a: Operand, b: Operand
 /// activation), from whichever thread of the CPU pool computed it.
 pub type Finish<'a> = dyn Fn(usize, &mut [f32]) + Sync + 'a;
 
-/// [`matmul`], with `finish` run over every row of the product once it is final. Large
-/// products are split over the CPU pool by blocks of rows, each thread packing its own
-/// panels: a row of C needs all of B, so no two threads write one element.
+/// [`matmul`], with `finish` run over every row of the product once it is final. Split over
+/// the CPU pool by rows (a row of C needs all of B, so no two threads write one element): a
+/// large product's threads share its packed panels of B and claim blocks of its rows in turn;
+/// a batch of small products is cut into runs of rows once, each run packing its own panels.
 pub fn matmul_then(
     batch: usize,
     m: usize,
@@ -107,11 +108,7 @@ pub fn matmul_then(
     let dims = Dims { m, n, k };
     if shares_panels(dims) {
         for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
-            let a = &a.0[a.1 + i * a.2..][..m * k];
-            let b = Rows {
-                elements: b.0,
-                base: b.1 + i * b.2,
-            };
+            let (a, b) = matrix(i, m * k, (a, b));
             let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
             packed::matmul_shared(m, n, k, a, b, c, &rows_done);
         }
@@ -139,6 +136,15 @@ fn shares_panels(Dims { m, n, k }: Dims) -> bool {
         && m.saturating_mul(n).saturating_mul(k) >= 1 << 22
 }
 
+/// Matrix `i` of the batch: A's `a_len` elements and B's rows.
+fn matrix<'a>(i: usize, a_len: usize, (a, b): (Operand<'a>, Source<'a>)) -> (&'a [f32], Rows<'a>) {
+    let rows = Rows {
+        elements: b.0,
+        base: b.1 + i * b.2,
+    };
+    (&a.0[a.1 + i * a.2..][..a_len], rows)
+}
+
 /// One product's sizes.
 #[derive(Clone, Copy)]
 struct Dims {
@@ -162,11 +168,8 @@ fn product_rows(
         let (i, r0) = (row / m, row % m);
         let rows = (m - r0).min(end - row);
         let to = &mut c[(row - first) * n..(row - first + rows) * n];
-        let a = &a.0[a.1 + i * a.2..][r0 * k..(r0 + rows) * k];
-        let b = Rows {
-            elements: b.0,
-            base: b.1 + i * b.2,
-        };
+        let (a, b) = matrix(i, m * k, (a, b));
+        let a = &a[r0 * k..(r0 + rows) * k];
         let mut rows_done = |first_row: usize, c: &mut [f32]| finish((row + first_row) * n, c);
         if m >= MR {
             packed::matmul(rows, n, k, a, b, to, &mut rows_done);

@@ -82,8 +82,8 @@ pub fn matmul(
 }
 
 /// [`matmul`] of one large product over the CPU pool, BLIS's way: each panel of B is packed
-/// once (its micro-panels split over the pool), then the pool's threads claim blocks of MC rows
-/// of A in turn, each packing its block and running its tiles against the shared panel. Many
+/// once (its micro-panels split over the pool), then the pool's threads claim blocks of rows of
+/// A (a few per thread, at most MC) in turn, each packing its block and running its tiles against the shared panel. Many
 /// small blocks balance the threads when one is slowed (a busy machine, a late wake-up), which
 /// a fixed split of the rows cannot. `finish` runs on each block's rows once they are final.
 pub fn matmul_shared(

@@ -78,9 +78,5 @@ fn timeout() -> js_sys::Promise {
 }
 
 fn describe(value: &JsValue) -> String {
-    value
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| value.as_string())
-        .unwrap_or_else(|| format!("{value:?}"))
+    crate::js::error::message_of(value).unwrap_or_else(|| format!("{value:?}"))
 }
