@@ -64,6 +64,22 @@ impl Storage {
         })
     }
 
+    /// Storage of `len` words whose host copy a kernel queued on the CPU pool is computing
+    /// (`scheduler::cpu_batch`): it has no copy until [`Storage::set_computed`].
+    pub fn computing(len: usize) -> Storage {
+        Storage {
+            len,
+            host: RefCell::new(None),
+            gpu: RefCell::new(None),
+        }
+    }
+
+    /// Gives a [`Storage::computing`] its host copy, the queued kernel's output.
+    pub fn set_computed(&self, block: HostBlock) {
+        debug_assert_eq!(block.len(), self.len);
+        *self.host.borrow_mut() = Some(Rc::new(block));
+    }
+
     /// Storage whose only copy is a GPU buffer holding `len` words.
     pub fn from_gpu(buffer: GpuBuffer, len: usize) -> Storage {
         Storage {

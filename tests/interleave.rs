@@ -324,3 +324,31 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(16),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The same programs with every CPU node queued on the pool's workers (as the threaded
+    /// build queues large ones), so the page's thread awaits them as it awaits readbacks.
+    #[test]
+    fn random_interleavings_with_cpu_kernels_on_the_pool(seed in any::<u64>()) {
+        tandem::cpu::pool::start_native(2);
+        tandem::scheduler::set_offload_work(0);
+        let runtime = gpu_runtime();
+        let mut rng = Rng::new(seed);
+        let queued = tandem::cpu::pool::offloaded();
+        for index in 0..4 {
+            let len = 10 + rng.below(50);
+            let program = interleave_model::generate(&mut rng, len);
+            if let Err(failure) = run_program(&runtime, &program, seed) {
+                let shrunk = shrink(&runtime, &program, seed);
+                prop_assert!(false, "program {index} of seed {seed} failed: {failure}\n{}", interleave_model::to_js(&shrunk));
+            }
+        }
+        prop_assert!(tandem::cpu::pool::offloaded() > queued, "no CPU work went to the pool");
+    }
+}

@@ -559,11 +559,22 @@ async fn random_interleavings_give_the_sequential_values() {
     let (seed, count) = (seed(), program_count());
     web_sys::console::log_1(&format!("interleave: {count} programs from seed {seed}").into());
     let mut rng = Rng::new(seed);
+    let queued = tandem::cpu::pool::offloaded();
     let mut steps = 0;
     let mut calls = std::collections::BTreeMap::<&str, usize>::new();
     for index in 0..count {
         let len = 10 + rng.below(50);
-        let (program, reads) = match generate(&mut rng, len).await {
+        // In the threaded build every other program runs each CPU node on the pool's workers
+        // (the reference run keeps them on the page's thread).
+        let pooled = cfg!(target_feature = "atomics") && index % 2 == 1;
+        tandem::scheduler::set_offload_work(usize::MAX);
+        let made = generate(&mut rng, len).await;
+        tandem::scheduler::set_offload_work(if pooled {
+            0
+        } else {
+            tandem::scheduler::DEFAULT_OFFLOAD_WORK
+        });
+        let (program, reads) = match made {
             Ok(made) => made,
             // The program is lost with the failure; the message says what went wrong.
             Err(e) => panic!("program {index} of seed {seed}: the reference run: {e}"),
@@ -614,6 +625,12 @@ async fn random_interleavings_give_the_sequential_values() {
         count < 100 || missing.is_empty(),
         "{count} programs never called {missing:?}"
     );
+    if cfg!(target_feature = "atomics") && count > 1 {
+        assert!(
+            tandem::cpu::pool::offloaded() > queued,
+            "no CPU node went to the pool's workers"
+        );
+    }
 }
 
 /// Every op of the API (`docs/reference.md`) that makes arrays.

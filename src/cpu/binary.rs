@@ -35,7 +35,9 @@ pub fn binary(
 
 fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
     use BinaryOp::*;
-    if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b)) {
+    if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b))
+        && lanes::pairs(&x, &y)
+    {
         let n = crate::graph::shape::numel(shape);
         // min and max propagate NaN, as the scalar forms below do.
         let values = match op {

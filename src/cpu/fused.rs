@@ -43,11 +43,18 @@ impl Value<'_> {
 pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Vec<u32>> {
     let n = numel(shape);
     let dtype = *expr.dtypes.last().expect("a program has steps");
-    let mut out = vec![0u32; dtype.words(n)];
+    let total = dtype.words(n);
+    let mut out = Vec::with_capacity(total);
     let last_uses = expr.last_uses();
     // Chunks are whole words of a packed result (CHUNK is a multiple of 4), and so are parts.
     let per = pool::part_len(n, expr.steps.len(), CHUNK);
-    pool::try_fill_parts(&mut out, dtype.words(per), |word, words| {
+    let spare = &mut out.spare_capacity_mut()[..total];
+    pool::try_fill_parts(spare, dtype.words(per), |word, words| {
+        // Zeroed by the part's own thread (not all at once before the parts), as it is about
+        // to write them.
+        words.fill(std::mem::MaybeUninit::new(0));
+        // SAFETY: every word of the part was just written.
+        let words = unsafe { &mut *(std::ptr::from_mut(words) as *mut [u32]) };
         let first = per * (word / dtype.words(per));
         let end = (first + per).min(n);
         let mut at = 0;
@@ -71,6 +78,8 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
         }
         Ok(())
     })?;
+    // SAFETY: the parts zeroed, then wrote, all `total` words.
+    unsafe { out.set_len(total) };
     Ok(out)
 }
 

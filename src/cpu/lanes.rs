@@ -8,11 +8,24 @@ use crate::cpu::elementwise::Strided;
 use crate::cpu::pool;
 use crate::cpu::simd::{F32x4, LANES};
 
-/// One operand of a binary lane function: dense data, or one value for every element.
+/// One operand of a binary lane function: dense data, one value for every element, or one row
+/// for every row (a bias added to a matrix), which only pairs with a dense side.
 #[derive(Clone, Copy)]
 pub enum Side<'a> {
     Dense(&'a [f32]),
     Splat(f32),
+    Row(&'a [f32]),
+}
+
+/// The shortest row a [`Side::Row`] is made for: a shorter one is faster gathered.
+const MIN_ROW: usize = 4 * LANES;
+
+/// Whether [`binary`] takes this pair of sides.
+pub fn pairs(a: &Side, b: &Side) -> bool {
+    !matches!(
+        (a, b),
+        (Side::Row(_), Side::Row(_) | Side::Splat(_)) | (Side::Splat(_), Side::Row(_))
+    )
 }
 
 /// `f` over `x`, split over the CPU pool when long.
@@ -48,7 +61,26 @@ pub fn binary(n: usize, a: Side, b: Side, f: impl Fn(F32x4, F32x4) -> F32x4 + Sy
             let [value, ..] = f(F32x4::splat(u), F32x4::splat(v)).to_array();
             vec![value; n]
         }
+        (Side::Dense(a), Side::Row(r)) => rows(&a[..n], r, f),
+        (Side::Row(r), Side::Dense(b)) => rows(&b[..n], r, |y, x| f(x, y)),
+        _ => unreachable!("binary is given only the sides it pairs"),
     }
+}
+
+/// `f` over each row of `a` (rows as long as `row`) with `row`, split over the CPU pool by
+/// whole rows when long.
+fn rows(a: &[f32], row: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f32> {
+    let (n, len) = (a.len(), row.len());
+    let mut out = Vec::with_capacity(n);
+    let per = pool::rows_per_part(n / len, len) * len;
+    pool::fill_parts(&mut out.spare_capacity_mut()[..n], per, |start, dst| {
+        for (at, d) in (start..).step_by(len).zip(dst.chunks_exact_mut(len)) {
+            zip_into(&a[at..at + len], row, d, &f);
+        }
+    });
+    // SAFETY: the parts wrote all n elements (whole rows: `per` is a multiple of `len`).
+    unsafe { out.set_len(n) };
+    out
 }
 
 fn zip(a: &[f32], b: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f32> {
@@ -95,7 +127,8 @@ fn finish(from: &[f32], to: &mut [MaybeUninit<f32>], f: impl Fn(F32x4) -> F32x4)
 }
 
 /// A strided operand over `shape` as a lane side: its data when it is dense row-major, its one
-/// value when every element reads the same, or `None` when it must be gathered first.
+/// value when every element reads the same, its one row when every row reads the same, or
+/// `None` when it must be gathered first.
 pub fn side<'a>(shape: &[usize], x: &Strided<'a, f32>) -> Option<Side<'a>> {
     let n = crate::graph::shape::numel(shape);
     let (dims, [strides]) = crate::graph::shape::collapse_dims(shape, [&x.strides[..]]);
@@ -105,6 +138,7 @@ pub fn side<'a>(shape: &[usize], x: &Strided<'a, f32>) -> Option<Side<'a>> {
     match (&dims[..], &strides[..]) {
         (_, [0]) => Some(Side::Splat(x.data[x.offset])),
         ([_], [1]) => Some(Side::Dense(&x.data[x.offset..x.offset + n])),
+        ([_, len], [0, 1]) if *len >= MIN_ROW => Some(Side::Row(&x.data[x.offset..x.offset + len])),
         _ => None,
     }
 }
@@ -165,5 +199,36 @@ mod tests {
             &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
         );
         assert!(matches!(side(&[0, 3], &transposed), Some(Side::Dense([]))));
+        // A row read by every row: a side of its own when long enough to pay.
+        let row: Vec<f32> = (0..MIN_ROW).map(|v| v as f32).collect();
+        let rows = strided(&row, vec![0, 1], 0);
+        assert!(matches!(side(&[5, MIN_ROW], &rows), Some(Side::Row(r)) if r.len() == MIN_ROW));
+        assert!(side(&[5, 3], &strided(&data, vec![0, 1], 0)).is_none());
+    }
+
+    #[test]
+    fn a_row_side_gives_each_row_the_scalar_answer() {
+        #[cfg(not(target_arch = "wasm32"))]
+        crate::cpu::pool::start_native(2);
+        for (rows, len) in [(1, 16), (3, 17), (700, 64), (5000, 33)] {
+            let x: Vec<f32> = (0..rows * len)
+                .map(|v| (v % 97) as f32 * 0.37 - 9.0)
+                .collect();
+            let r: Vec<f32> = (0..len).map(|v| v as f32 * 1.3 - 4.0).collect();
+            let n = x.len();
+            let sum = binary(n, Side::Dense(&x), Side::Row(&r), |a, b| a + b);
+            let quotient = binary(n, Side::Row(&r), Side::Dense(&x), |a, b| a / b);
+            for i in 0..n {
+                assert_eq!(
+                    sum[i].to_bits(),
+                    (x[i] + r[i % len]).to_bits(),
+                    "{rows}x{len}"
+                );
+                let q = r[i % len] / x[i];
+                assert_eq!(quotient[i].to_bits(), q.to_bits(), "{rows}x{len}");
+            }
+        }
+        assert!(!pairs(&Side::Row(&[]), &Side::Splat(1.0)));
+        assert!(pairs(&Side::Dense(&[]), &Side::Row(&[])));
     }
 }

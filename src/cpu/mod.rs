@@ -25,7 +25,6 @@ pub mod unary;
 
 use std::borrow::Cow;
 
-use crate::array::Array;
 use crate::dtype::{DType, promote};
 use crate::error::Result;
 use crate::graph::primitive::{Primitive, UnaryOp};
@@ -38,14 +37,49 @@ pub struct HostInput<'a> {
     pub layout: &'a Layout,
 }
 
-/// Computes `node` from its inputs' host data and returns its words, row-major.
-pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u32>> {
-    // Unevaluated nodes always have a primitive: only arrays made from data lack one.
-    let primitive = node
-        .primitive()
-        .expect("an unevaluated node has a primitive");
+/// What a kernel reads of a node or of an input besides its words: its dtype and shape. Kernels
+/// take these, not arrays, so that a kernel can run on a pool worker (`cpu::queue`): an array
+/// is the page thread's alone.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    dtype: DType,
+    shape: Vec<usize>,
+}
+
+impl Spec {
+    pub fn new(dtype: DType, shape: &[usize]) -> Spec {
+        Spec {
+            dtype,
+            shape: shape.to_vec(),
+        }
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn size(&self) -> usize {
+        crate::graph::shape::numel(&self.shape)
+    }
+}
+
+/// Computes a node of `primitive` from its inputs' host data and returns its words, row-major.
+pub fn eval(
+    primitive: &Primitive,
+    node: &Spec,
+    inputs: &[Spec],
+    host: &[HostInput],
+) -> Result<Vec<u32>> {
     let shape = node.shape();
-    match primitive {
+    match *primitive {
         Primitive::Unary(op) => unary::unary(
             op,
             node.dtype(),
@@ -93,16 +127,16 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
             let x = bytemuck::cast_slice(&words);
             Ok(row_norm::row_norm(op, x, rows, row_len))
         }
-        Primitive::Fused(expr) => eval_fused(&expr, node, inputs, host),
+        Primitive::Fused(ref expr) => eval_fused(expr, node, inputs, host),
         Primitive::Matmul => Ok(eval_matmul(inputs, host)),
-        Primitive::MatmulThen(expr) => eval_matmul_then(&expr, node, inputs, host),
+        Primitive::MatmulThen(ref expr) => eval_matmul_then(expr, node, inputs, host),
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
         Primitive::Scan { .. }
         | Primitive::Norm { .. }
         | Primitive::Sort { .. }
         | Primitive::Gather(_)
         | Primitive::Scatter(_)
-        | Primitive::Patches(_) => eval_axis_op(&primitive, node, inputs, host),
+        | Primitive::Patches(_) => eval_axis_op(primitive, node, inputs, host),
         Primitive::Fill(fill) => fill::fill(fill, node.dtype(), shape),
         Primitive::Random(key, distribution) => Ok(random::draw(key, distribution, node.size())),
     }
@@ -112,8 +146,8 @@ pub fn eval(node: &Array, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u3
 /// the gather.
 fn eval_axis_op(
     primitive: &Primitive,
-    node: &Array,
-    inputs: &[Array],
+    node: &Spec,
+    inputs: &[Spec],
     host: &[HostInput],
 ) -> Result<Vec<u32>> {
     match *primitive {
@@ -150,8 +184,8 @@ fn eval_axis_op(
 
 /// `layerNorm` or `rmsNorm` of the node's first input, with the affine rows that follow it.
 fn eval_norm(
-    node: &Array,
-    inputs: &[Array],
+    node: &Spec,
+    inputs: &[Spec],
     host: &[HostInput],
     (rms, weight, bias, eps): (bool, bool, bool, f32),
 ) -> Result<Vec<u32>> {
@@ -174,8 +208,8 @@ fn eval_norm(
 /// A fused elementwise program over the node's shape.
 fn eval_fused(
     expr: &crate::graph::primitive::FusedExpr,
-    node: &Array,
-    inputs: &[Array],
+    node: &Spec,
+    inputs: &[Spec],
     host: &[HostInput],
 ) -> Result<Vec<u32>> {
     let operands: Vec<Broadcast> = (0..inputs.len())
@@ -188,7 +222,7 @@ fn eval_fused(
 /// An input's words row-major, as rows over its last `axes` axes: the words, the number of
 /// rows and their length.
 fn rows_of<'a>(
-    input: &Array,
+    input: &Spec,
     host: &HostInput<'a>,
     axes: usize,
 ) -> Result<(Cow<'a, [u32]>, usize, usize)> {
@@ -220,7 +254,7 @@ impl Broadcast<'_> {
     }
 }
 
-fn operand<'a>(node: &Array, inputs: &[Array], host: &[HostInput<'a>], k: usize) -> Broadcast<'a> {
+fn operand<'a>(node: &Spec, inputs: &[Spec], host: &[HostInput<'a>], k: usize) -> Broadcast<'a> {
     Broadcast {
         words: host[k].words,
         dtype: inputs[k].dtype(),
@@ -230,7 +264,7 @@ fn operand<'a>(node: &Array, inputs: &[Array], host: &[HostInput<'a>], k: usize)
 }
 
 /// An input's elements, row-major, in its own dtype.
-pub fn contiguous(input: &Array, host: &HostInput) -> Result<Vec<u32>> {
+pub fn contiguous(input: &Spec, host: &HostInput) -> Result<Vec<u32>> {
     let x = Operand {
         words: host.words,
         dtype: input.dtype(),
@@ -242,7 +276,7 @@ pub fn contiguous(input: &Array, host: &HostInput) -> Result<Vec<u32>> {
 
 /// An input's elements, row-major, in its own dtype: its storage itself when that is already
 /// row-major, else a copy.
-pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32]>> {
+pub fn row_major<'a>(input: &Spec, host: &HostInput<'a>) -> Result<Cow<'a, [u32]>> {
     let n = input.size();
     if n == 0 {
         return Ok(Cow::Borrowed(&[]));
@@ -262,7 +296,7 @@ pub fn row_major<'a>(input: &Array, host: &HostInput<'a>) -> Result<Cow<'a, [u32
 
 /// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
 /// matrices are dense (or one matrix is broadcast), and copied otherwise.
-fn eval_matmul(inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
+fn eval_matmul(inputs: &[Spec], host: &[HostInput]) -> Vec<u32> {
     bytemuck::cast_vec(product(inputs, host, &|_, _| {}))
 }
 
@@ -270,8 +304,8 @@ fn eval_matmul(inputs: &[Array], host: &[HostInput]) -> Vec<u32> {
 /// the product while they are in cache, instead of in a second pass over memory.
 fn eval_matmul_then(
     expr: &crate::graph::primitive::FusedExpr,
-    node: &Array,
-    inputs: &[Array],
+    node: &Spec,
+    inputs: &[Spec],
     host: &[HostInput],
 ) -> Result<Vec<u32>> {
     let shape = node.shape();
@@ -307,7 +341,7 @@ fn eval_matmul_then(
 
 /// The product of float32 `inputs` (broadcast to one batch shape), row-major; an input whose
 /// matrices cannot be walked in place is copied first. `finish` sees each finished stretch.
-fn product(inputs: &[Array], host: &[HostInput], finish: &matmul::Finish) -> Vec<f32> {
+fn product(inputs: &[Spec], host: &[HostInput], finish: &matmul::Finish) -> Vec<f32> {
     let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
         let (x, h) = (&inputs[k], &host[k]);
         match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {
@@ -344,12 +378,7 @@ fn product(inputs: &[Array], host: &[HostInput], finish: &matmul::Finish) -> Vec
 }
 
 /// The inputs, converted to the node's dtype, laid side by side along `axis`.
-fn concatenate(
-    node: &Array,
-    axis: usize,
-    inputs: &[Array],
-    host: &[HostInput],
-) -> Result<Vec<u32>> {
+fn concatenate(node: &Spec, axis: usize, inputs: &[Spec], host: &[HostInput]) -> Result<Vec<u32>> {
     let shape = node.shape();
     let inner = crate::graph::shape::numel(&shape[axis + 1..]);
     let outer = crate::graph::shape::numel(&shape[..axis]);

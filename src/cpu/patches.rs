@@ -1,29 +1,38 @@
 //! The patches of a 2-D convolution's input (im2col, see [`Patches`]): for each output
 //! position and tap, the input's `C` channels (one contiguous run) or zeros.
 
+use std::mem::MaybeUninit;
+
 use crate::graph::primitive::Patches;
 
 /// The patches of `x` (row-major words of `[N, H, W, C]`) into the node's `[N, OH, OW, taps, C]`.
-/// The output starts as zeros (the padding), and each kernel row's taps inside the input are
-/// copied in as one run: a few small copies per output position, not a push per tap.
+/// Each part of the output starts as zeros (the padding), zeroed by the thread that fills it,
+/// and each kernel row's taps inside the input are copied in as one run: a few small copies per
+/// output position, not a push per tap.
 pub fn patches(p: &Patches, x_shape: &[usize], x: &[u32], out_shape: &[usize]) -> Vec<u32> {
     let (h, w, c) = (x_shape[1], x_shape[2], x_shape[3]);
     let (n, oh, ow) = (out_shape[0], out_shape[1], out_shape[2]);
     let [kh, kw] = p.kernel;
-    let mut out = vec![0u32; out_shape.iter().product()];
-    if out.is_empty() {
+    let len: usize = out_shape.iter().product();
+    if len == 0 {
         // No channels (or no positions): nothing to copy.
-        return out;
+        return Vec::new();
     }
     // Rows of output positions (an image's row of outputs each) split over the CPU pool.
     let row_words = ow * kh * kw * c;
     let per = crate::cpu::pool::rows_per_part(n * oh, row_words) * row_words;
-    crate::cpu::pool::fill_parts(&mut out, per, |start, part| {
+    let mut out = Vec::with_capacity(len);
+    crate::cpu::pool::fill_parts(&mut out.spare_capacity_mut()[..len], per, |start, part| {
+        part.fill(MaybeUninit::new(0));
+        // SAFETY: every element of the part was just written.
+        let part = unsafe { &mut *(std::ptr::from_mut(part) as *mut [u32]) };
         for (r, to) in (start / row_words..).zip(part.chunks_exact_mut(row_words)) {
             let image = &x[(r / oh) * h * w * c..(r / oh + 1) * h * w * c];
             output_row(p, image, (r % oh, ow), (h, w, c), to);
         }
     });
+    // SAFETY: the parts zeroed all `len` words before copying into them.
+    unsafe { out.set_len(len) };
     out
 }
 

@@ -66,7 +66,7 @@ pub fn eval(
     reverse: bool,
     inclusive: bool,
     out: DType,
-    input: &crate::array::Array,
+    input: &crate::cpu::Spec,
     host: &crate::cpu::HostInput,
 ) -> crate::error::Result<Vec<u32>> {
     let words = crate::cpu::row_major(input, host)?;

@@ -3,16 +3,15 @@
 //! `scatterAdd`, added in float32) where its coordinates (and, along an axis, its index)
 //! place it. Every dtype is one word an element, so only an addition looks at a value.
 
-use crate::array::Array;
-use crate::cpu::HostInput;
 use crate::cpu::gather::position;
+use crate::cpu::{HostInput, Spec};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::graph::primitive::Scatter;
 use crate::graph::shape::{Layout, collapse_dims, contiguous_strides, for_each_row, slice_view};
 
 /// `x` (`inputs[0]`) with the updates that follow it written as `scatter` places them.
-pub fn eval(scatter: &Scatter, inputs: &[Array], host: &[HostInput]) -> Result<Vec<u32>> {
+pub fn eval(scatter: &Scatter, inputs: &[Spec], host: &[HostInput]) -> Result<Vec<u32>> {
     let mut out = crate::cpu::contiguous(&inputs[0], &host[0])?;
     let x_shape = inputs[0].shape();
     let out_strides = contiguous_strides(x_shape);

@@ -25,7 +25,7 @@ fn compare(dtype: DType, a: u32, b: u32) -> Ordering {
 
 /// The sort node of `input`'s rows (its last axis).
 pub fn eval(
-    input: &crate::array::Array,
+    input: &crate::cpu::Spec,
     host: &crate::cpu::HostInput,
     (indices, descending, keep): (bool, bool, usize),
 ) -> crate::error::Result<Vec<u32>> {

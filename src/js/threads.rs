@@ -144,8 +144,9 @@ async fn spawn(wanted: usize, isolated: bool, _cores: usize) -> Threads {
     }
 }
 
-/// The threaded build: `wanted - 1` workers beside the calling thread, started and waited for
-/// (so that start-up's measurements already see them).
+/// The threaded build: `wanted` workers, started and waited for (so that start-up's
+/// measurements already see them). Large CPU kernels run on them, not on the page's thread,
+/// which awaits them (`scheduler::cpu_batch`); the workers share the kernels' parts.
 #[cfg(target_feature = "atomics")]
 async fn spawn(wanted: usize, isolated: bool, cores: usize) -> Threads {
     let mut threads = Threads {
@@ -154,13 +155,11 @@ async fn spawn(wanted: usize, isolated: bool, cores: usize) -> Threads {
         isolated,
         reason: format!(
             "the page is cross-origin isolated: the threaded build runs CPU kernels on {wanted} \
-             thread{} (the calling thread and {} worker{}; {cores} cores reported)",
+             worker thread{}, off the calling thread ({cores} cores reported)",
             if wanted == 1 { "" } else { "s" },
-            wanted - 1,
-            if wanted == 2 { "" } else { "s" }
         ),
     };
-    if let Err(e) = workers::start(wanted - 1).await {
+    if let Err(e) = workers::start(wanted).await {
         threads.count = 1;
         threads.reason = format!(
             "the threaded build could not start its workers ({e}): CPU kernels run on the \

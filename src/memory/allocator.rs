@@ -167,7 +167,16 @@ fn new_segment(
 
 /// Counts `words` as a live host copy, within the memory limit.
 pub fn host_block(words: Vec<u32>) -> Result<HostBlock> {
-    let requested = words.len() as u64 * 4;
+    let mut block = reserve_host(words.len())?;
+    block.fill(words);
+    Ok(block)
+}
+
+/// A host block of `len` words counted now, whose words come later ([`HostBlock::fill`]): the
+/// output of a kernel that a pool worker runs is counted, and meets the memory limit, when it
+/// is queued, as the kernel run in place would be.
+pub fn reserve_host(len: usize) -> Result<HostBlock> {
+    let requested = len as u64 * 4;
     let pool = Pool::of(requested);
     let size = rounded(requested);
     ensure_room("allocating host memory", size, Device::Cpu)?;
@@ -181,9 +190,10 @@ pub fn host_block(words: Vec<u32>) -> Result<HostBlock> {
         h.note(Action::Alloc, id, size, Device::Cpu);
         HostBlock {
             id,
-            words,
+            words: Vec::new(),
             pool,
             size,
+            requested,
         }
     }))
 }

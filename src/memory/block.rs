@@ -109,6 +109,16 @@ pub struct HostBlock {
     pub(crate) words: Vec<u32>,
     pub(crate) pool: Pool,
     pub(crate) size: u64,
+    /// The bytes asked for: its words' once filled ([`HostBlock::fill`]).
+    pub(crate) requested: u64,
+}
+
+impl HostBlock {
+    /// Gives a block counted before its words existed (`allocator::reserve_host`) its words.
+    pub fn fill(&mut self, words: Vec<u32>) {
+        debug_assert_eq!(words.len() as u64 * 4, self.requested);
+        self.words = words;
+    }
 }
 
 impl std::ops::Deref for HostBlock {
@@ -121,6 +131,6 @@ impl std::ops::Deref for HostBlock {
 
 impl Drop for HostBlock {
     fn drop(&mut self) {
-        release_host(self.id, self.pool, self.size, self.words.len() as u64 * 4);
+        release_host(self.id, self.pool, self.size, self.requested);
     }
 }

@@ -37,8 +37,11 @@
 //! - A memory-limit failure while recording flushes, waits for the queue and retries; only a
 //!   retry that makes no progress fails, and every live array keeps its data.
 
+mod cpu_batch;
 mod pass;
 mod state;
+
+pub use cpu_batch::{DEFAULT_OFFLOAD_WORK, set_offload_work};
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -142,6 +145,8 @@ impl Scheduler {
     /// Resolves once all work started so far has finished: recorded work is submitted, the
     /// queue is idle, and every readback in flight has given its storage a host copy.
     pub async fn synchronize(&self) -> Result<()> {
+        self.flush().await?;
+        self.finish_cpu().await?;
         let Some(gpu) = &self.gpu else {
             return Ok(());
         };
@@ -190,7 +195,8 @@ impl Scheduler {
             words: &words,
             layout: &data.layout,
         };
-        let words = crate::cpu::contiguous(array, &host)?;
+        let spec = crate::cpu::Spec::new(array.dtype(), array.shape());
+        let words = crate::cpu::contiguous(&spec, &host)?;
         Ok(Rc::new(allocator::host_block(words)?))
     }
 
@@ -234,9 +240,11 @@ impl Scheduler {
                         return Err(Error::MemoryLimit(message));
                     }
                     // Submitting lets the batch release the buffers it holds; waiting lets
-                    // in-flight work finish with them. Then try again, once per stall.
+                    // in-flight work (the GPU's, and the CPU pool's) finish with them. Then
+                    // try again, once per stall.
                     self.flush().await?;
                     self.wait_idle().await?;
+                    self.finish_cpu().await?;
                     allocator::record_retry();
                     retried = true;
                 }
@@ -271,6 +279,8 @@ impl Scheduler {
     /// second failure in a row is a `MemoryLimitError`.
     async fn flush(&self) -> Result<()> {
         let _turn = self.flushing.lock().await;
+        // The CPU's recorded kernels go to the pool's workers, which run them while this waits.
+        self.state.borrow_mut().cpu.submit();
         loop {
             if !device_errors::has_unverified() {
                 let mut state = self.state.borrow_mut();
@@ -311,6 +321,11 @@ impl Scheduler {
     /// Waits until the first of `storages` that has a readback in flight is mapped, then
     /// gives every mapped readback's storage its host copy.
     async fn wait_for_any(&self, storages: &[Rc<Storage>]) -> Result<()> {
+        let queued = self.state.borrow().cpu.ticket_for(storages);
+        if let Some(ticket) = queued {
+            ticket.done().await.map_err(worker_died)?;
+            return allocator::as_retryable(|| self.state.borrow_mut().settle(storages));
+        }
         let mapping = match &self.gpu {
             Some(gpu) => self.state.borrow().first_mapping(gpu, storages),
             None => None,
@@ -323,10 +338,32 @@ impl Scheduler {
         allocator::as_retryable(|| self.state.borrow_mut().settle(storages))
     }
 
+    /// Waits for every CPU batch in flight, and gives its storages their words.
+    async fn finish_cpu(&self) -> Result<()> {
+        loop {
+            let queued = self.state.borrow().cpu.ticket_for(&[]);
+            let Some(ticket) = queued else {
+                return Ok(());
+            };
+            ticket.done().await.map_err(worker_died)?;
+            // Readers of these storages meet (and count) their own failures.
+            allocator::as_retryable(|| self.state.borrow_mut().settle(&[]))?;
+        }
+    }
+
     async fn wait_idle(&self) -> Result<()> {
         match &self.gpu {
             Some(gpu) => wait_idle(gpu).await,
             None => Ok(()),
         }
     }
+}
+
+/// A pool worker died with CPU work of this runtime queued.
+fn worker_died(_: crate::cpu::pool::WorkerDied) -> Error {
+    Error::Device(
+        "a CPU pool worker died (its console has the error): the CPU work queued on the pool \
+         cannot finish"
+            .into(),
+    )
 }

@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
+use super::cpu_batch::{self, Computing, Source};
 use super::state::State;
 use crate::array::{Array, Data};
 use crate::error::Result;
@@ -79,12 +80,15 @@ impl Pass<'_> {
                 }
             }
         }
-        if to_host {
-            for storage in outputs.iter().filter_map(Array::storage) {
-                if !storage.on_host() {
-                    self.state.request_readback(&storage)?;
-                    needs.push(storage);
-                }
+        for storage in outputs.iter().filter_map(Array::storage) {
+            if let Some(err) = self.state.cpu.failure(&storage) {
+                return Err(err);
+            }
+            if !matches!(self.state.cpu.computing(&storage), Computing::No) {
+                needs.push(storage);
+            } else if to_host && !storage.on_host() {
+                self.state.request_readback(&storage)?;
+                needs.push(storage);
             }
         }
         Ok(if needs.is_empty() {
@@ -136,19 +140,111 @@ impl Pass<'_> {
             let recorded = self.state.is_pending_write(&storage);
             return Ok(Some((Data { storage, layout }, recorded)));
         }
+        if let Some(err) = input_data
+            .iter()
+            .find_map(|d| self.state.cpu.failure(&d.storage))
+        {
+            return Err(err);
+        }
+        let on_gpu =
+            node.device() == Device::Gpu && self.gpu.is_some() && self.state.batch.is_some();
+        if self.waits_for_cpu(&input_data, on_gpu, needs) {
+            return Ok(None);
+        }
         let (storage, recorded) = match (node.device(), self.gpu, self.state.batch.as_mut()) {
             (Device::Gpu, Some(gpu), Some(batch)) => {
                 let storage = run_on_gpu(gpu, batch, node, inputs, &input_data)?;
-                (storage, true)
+                (Rc::new(storage), true)
             }
-            _ => match self.host_inputs(&input_data, needs)? {
-                Some(words) => (self.run_on_cpu(node, inputs, &input_data, &words)?, false),
+            _ => match self.run_or_queue_on_cpu(node, inputs, &input_data, needs)? {
+                Some(storage) => (storage, false),
                 None => return Ok(None),
             },
         };
-        Ok(Some((
-            Data::contiguous(Rc::new(storage), node.shape()),
-            recorded,
+        Ok(Some((Data::contiguous(storage, node.shape()), recorded)))
+    }
+
+    /// Whether the node must wait for CPU kernels queued on the pool: those in flight that
+    /// compute its inputs, and, for a GPU node, those recorded (it needs their words).
+    fn waits_for_cpu(
+        &self,
+        input_data: &[Data],
+        on_gpu: bool,
+        needs: &mut Vec<Rc<Storage>>,
+    ) -> bool {
+        let mut waits = false;
+        for d in input_data {
+            let wait = match self.state.cpu.computing(&d.storage) {
+                Computing::No => false,
+                Computing::Recorded(_) => on_gpu,
+                Computing::InFlight => true,
+            };
+            if wait {
+                needs.push(d.storage.clone());
+            }
+            waits |= wait;
+        }
+        waits
+    }
+
+    /// Runs a CPU node here, or records it for the pool's workers when it is large or reads
+    /// the output of a node recorded so; `None` when it waits for readbacks.
+    fn run_or_queue_on_cpu(
+        &mut self,
+        node: &Array,
+        inputs: &[Array],
+        input_data: &[Data],
+        needs: &mut Vec<Rc<Storage>>,
+    ) -> Result<Option<Rc<Storage>>> {
+        let primitive = node
+            .primitive()
+            .expect("an unevaluated node has a primitive");
+        let (spec, specs) = cpu_specs(node, inputs);
+        let reads_recorded = input_data
+            .iter()
+            .any(|d| matches!(self.state.cpu.computing(&d.storage), Computing::Recorded(_)));
+        let queue = reads_recorded
+            || (cpu::pool::can_offload()
+                && !self.profiler.is_active()
+                && cpu_batch::worth_offloading(cpu_batch::work(&primitive, &spec, &specs)));
+        if !queue {
+            return match self.host_inputs(input_data, needs)? {
+                Some(words) => {
+                    let storage =
+                        self.run_on_cpu(node, (&primitive, &spec, &specs), input_data, &words)?;
+                    Ok(Some(Rc::new(storage)))
+                }
+                None => Ok(None),
+            };
+        }
+        // Inputs only on the GPU are read back first.
+        let mut waits = false;
+        for d in input_data {
+            let computing = self.state.cpu.computing(&d.storage);
+            if matches!(computing, Computing::No) && !d.storage.on_host() {
+                self.state.request_readback(&d.storage)?;
+                needs.push(d.storage.clone());
+                waits = true;
+            }
+        }
+        if waits {
+            return Ok(None);
+        }
+        let sources = input_data
+            .iter()
+            .map(|d| {
+                let from = match self.state.cpu.computing(&d.storage) {
+                    Computing::Recorded(k) => Source::Node(k),
+                    _ => Source::Host(d.storage.host_words().expect("checked above")),
+                };
+                (from, d.layout.clone())
+            })
+            .collect();
+        let block = allocator::reserve_host(spec.dtype().words(spec.size()))?;
+        Ok(Some(self.state.cpu.record(
+            (primitive, spec, specs),
+            sources,
+            block,
         )))
     }
 
@@ -172,7 +268,7 @@ impl Pass<'_> {
     fn run_on_cpu(
         &mut self,
         node: &Array,
-        inputs: &[Array],
+        (primitive, spec, specs): (&Primitive, &cpu::Spec, &[cpu::Spec]),
         input_data: &[Data],
         words: &[HostWords],
     ) -> Result<Storage> {
@@ -186,8 +282,8 @@ impl Pass<'_> {
                 layout: &d.layout,
             })
             .collect();
-        let result = cpu::eval(node, inputs, &host)?;
-        let op = node.primitive().map_or("array", |p| p.name());
+        let result = cpu::eval(primitive, spec, specs, &host)?;
+        let op = primitive.name();
         self.profiler
             .record_cpu(op, node.shape(), node.stream(), start_ms);
         Storage::from_host(result)
@@ -258,6 +354,12 @@ fn run_on_gpu(
     batch.label(node.primitive().map_or("array", |p| p.name()), node.shape());
     let buffer = gpu::eval::eval(gpu, batch, node, inputs, &gpu_inputs)?;
     Ok(Storage::from_gpu(buffer, node.dtype().words(node.size())))
+}
+
+/// What the CPU kernels read of a node and its inputs besides their words.
+fn cpu_specs(node: &Array, inputs: &[Array]) -> (cpu::Spec, Vec<cpu::Spec>) {
+    let spec = |x: &Array| cpu::Spec::new(x.dtype(), x.shape());
+    (spec(node), inputs.iter().map(spec).collect())
 }
 
 /// The data of an input, which dependency order guarantees has run.

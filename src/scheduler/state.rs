@@ -13,6 +13,8 @@ use crate::gpu::device::readback::Readback;
 use crate::observe::profile::Profiler;
 use crate::storage::Storage;
 
+use super::cpu_batch::CpuBatches;
+
 pub(super) struct State {
     /// GPU nodes are recorded here, by every caller, in the order they are run.
     pub(super) batch: Option<CommandBatch>,
@@ -28,6 +30,8 @@ pub(super) struct State {
     readbacks: Vec<InFlight>,
     /// Batches discarded in a row because the GPU could not create a buffer.
     pub(super) device_ooms: usize,
+    /// CPU nodes recorded for the pool's workers, and those in flight.
+    pub(super) cpu: CpuBatches,
 }
 
 /// A readback and the storage whose host copy it makes. It does not keep the storage: an
@@ -52,6 +56,7 @@ impl State {
             recorded: Vec::new(),
             readbacks: Vec::new(),
             device_ooms: 0,
+            cpu: CpuBatches::default(),
         }
     }
 
@@ -167,12 +172,13 @@ impl State {
         self.readbacks.first().map(|r| r.readback.mapped(gpu))
     }
 
-    /// Takes every readback whose mapping has resolved and gives its storage the host copy.
+    /// Takes every readback whose mapping has resolved, and every CPU batch that has run, and
+    /// gives their storages the host copies.
     /// Discarded ones are dropped; their readers ask again. A failure (a mapping error, or no
     /// room for the host copy) is returned only if it concerns one of `needs`: whoever needs
     /// another storage asks for it again and meets its own failure.
     pub(super) fn settle(&mut self, needs: &[Rc<Storage>]) -> Result<()> {
-        let mut failure = None;
+        let mut failure = self.cpu.settle(needs).err();
         while let Some(index) = self.readbacks.iter().position(|r| r.readback.is_ready()) {
             let flight = self.readbacks.remove(index);
             let needed = needs.iter().any(|s| flight.reads(s));

@@ -187,11 +187,79 @@ async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory()
         got
     };
     let threads = pool::threads();
-    let split = run().await;
+    let queued = pool::offloaded();
+    // Large kernels go to the pool's workers (the threaded build), then every CPU node does,
+    // then every one runs on the calling thread alone.
+    let pooled = run().await;
+    if cfg!(target_feature = "atomics") {
+        assert!(
+            pool::offloaded() > queued,
+            "the 512 matmul went to the workers"
+        );
+    }
+    tandem::scheduler::set_offload_work(0);
+    let all_pooled = run().await;
+    tandem::scheduler::set_offload_work(usize::MAX);
     pool::set_limit(1);
     let alone = run().await;
     pool::set_limit(threads);
-    assert_eq!(split, alone);
+    tandem::scheduler::set_offload_work(tandem::scheduler::DEFAULT_OFFLOAD_WORK);
+    assert_eq!(pooled, alone);
+    assert_eq!(all_pooled, alone);
+    JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(stat("active_bytes.all.current"), start);
+}
+
+/// What happened first: a timer set as a read starts, or the read.
+async fn first_of_timer_and_read(read: js_sys::Promise) -> &'static str {
+    let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let timer = {
+        let order = order.clone();
+        js_sys::Promise::new(&mut |resolve, _| {
+            let order = order.clone();
+            let fired = Closure::once_into_js(move || {
+                order.borrow_mut().push("timer");
+                let _ = resolve.call0(&JsValue::NULL);
+            });
+            let set_timeout: js_sys::Function =
+                Reflect::get(&js_sys::global(), &"setTimeout".into())
+                    .unwrap()
+                    .unchecked_into();
+            set_timeout
+                .call2(&JsValue::NULL, &fired, &0.into())
+                .unwrap();
+        })
+    };
+    // The timer's callback records itself whenever it runs, awaited or not.
+    JsFuture::from(read).await.unwrap();
+    order.borrow_mut().push("read");
+    JsFuture::from(timer).await.unwrap();
+    order.borrow()[0]
+}
+
+#[wasm_bindgen_test]
+async fn a_long_cpu_kernel_leaves_the_page_thread_free_in_the_threaded_build() {
+    use tandem::js::functions::{matmul, reshape};
+    runtime_info().await;
+    let start = stat("active_bytes.all.current");
+    let flat = float_array(&values(1024 * 1024, 11));
+    let a = reshape(&flat, floats(&[1024.0, 1024.0]), JsValue::UNDEFINED).unwrap();
+    let product = matmul(&a, &a, cpu()).unwrap();
+    // The read is not awaited at once: a timer set now fires while the workers multiply (the
+    // threaded build), or after the calling thread has (the single-threaded build).
+    let read = product.to_array();
+    dispose(&js_value(&product));
+    let first = first_of_timer_and_read(read).await;
+    if cfg!(target_feature = "atomics") {
+        assert_eq!(first, "timer", "the page's thread ran the matmul");
+    } else {
+        assert_eq!(first, "read");
+    }
+    for x in [flat, a, product] {
+        dispose(&js_value(&x));
+    }
     JsFuture::from(tandem::js::stream::synchronize(JsValue::UNDEFINED).unwrap())
         .await
         .unwrap();

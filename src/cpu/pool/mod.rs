@@ -9,9 +9,11 @@
 //! another runs (a part that splits again, or a second native caller) also runs on its
 //! caller's thread, so the pool never waits on itself.
 
+mod queue;
 mod split;
 mod wait;
 
+pub use queue::{Ticket, Work, WorkerDied, can_offload, offload, offloaded};
 pub use split::{
     MIN_PART_WORK, even_rows_per_part, fill_parts, part_len, parts_for, rows_per_part,
     try_fill_parts,
@@ -154,6 +156,7 @@ pub fn work() -> ! {
             unsafe { (*job).run_parts() };
         }
         INSIDE.fetch_sub(1, SeqCst);
+        queue::take_work();
     }
 }
 

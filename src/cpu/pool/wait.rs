@@ -14,6 +14,13 @@ pub fn wake_all(word: &AtomicU32) {
     imp::wake_all(word);
 }
 
+/// Resolves once `word` may no longer hold `seen` (it may resolve early, or after a while
+/// anyway, so that a caller also notices a worker that died; callers loop). The page's
+/// thread awaits here without blocking.
+pub async fn until_changed(word: &AtomicU32, seen: u32) {
+    imp::until_changed(word, seen).await;
+}
+
 /// Checks `word` up to `spins` times while it holds `seen`.
 pub fn spin_while(word: &AtomicU32, seen: u32, spins: u32) {
     for _ in 0..spins {
@@ -52,6 +59,49 @@ mod imp {
         // SAFETY: as above.
         unsafe { memory_atomic_notify(word.as_ptr().cast(), u32::MAX) };
     }
+
+    /// How long one await lasts at most, in milliseconds: the caller then checks whether a
+    /// worker died.
+    const AWAIT_MS: f64 = 200.0;
+
+    /// `Atomics.waitAsync` on the word (a `notify` resolves it); where the browser lacks it,
+    /// a short timer instead.
+    pub async fn until_changed(word: &AtomicU32, seen: u32) {
+        use wasm_bindgen::JsCast;
+        let memory = wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>();
+        let words = js_sys::Int32Array::new(&memory.buffer());
+        let index = word.as_ptr() as u32 / 4;
+        let waiting =
+            js_sys::Atomics::wait_async_with_timeout(&words, index, seen as i32, AWAIT_MS);
+        let promise = match waiting {
+            Ok(result) => {
+                let value = js_sys::Reflect::get(&result, &"value".into()).ok();
+                match value.and_then(|v| v.dyn_into::<js_sys::Promise>().ok()) {
+                    Some(promise) => promise,
+                    // "not-equal" or "timed-out": it has changed already, or look again.
+                    None => return,
+                }
+            }
+            Err(_) => timer(1.0),
+        };
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+
+    /// A promise that resolves after `ms` (the page's or the worker's `setTimeout`).
+    fn timer(ms: f64) -> js_sys::Promise {
+        use wasm_bindgen::JsCast;
+        js_sys::Promise::new(&mut |resolve, _| {
+            let set_timeout = js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into());
+            match set_timeout.and_then(|f| f.dyn_into::<js_sys::Function>()) {
+                Ok(set_timeout) => {
+                    let _ = set_timeout.call2(&wasm_bindgen::JsValue::NULL, &resolve, &ms.into());
+                }
+                Err(_) => {
+                    let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+                }
+            }
+        })
+    }
 }
 
 /// The single-threaded wasm build has no workers: nothing sleeps and nothing is woken.
@@ -64,6 +114,10 @@ mod imp {
     }
 
     pub fn wake_all(_: &AtomicU32) {}
+
+    pub async fn until_changed(word: &AtomicU32, seen: u32) {
+        unreachable!("nothing is queued in the single-threaded build ({word:?} {seen})")
+    }
 }
 
 /// Natively, a condition variable stands in for the futex: the word is checked under the
@@ -87,5 +141,10 @@ mod imp {
     pub fn wake_all(_: &AtomicU32) {
         drop(LOCK.lock().unwrap_or_else(|e| e.into_inner()));
         WOKEN.notify_all();
+    }
+
+    /// Natively nothing waits on this thread's events: it blocks.
+    pub async fn until_changed(word: &AtomicU32, seen: u32) {
+        wait_while(word, seen);
     }
 }
