@@ -282,7 +282,13 @@ impl Pass<'_> {
                 layout: &d.layout,
             })
             .collect();
-        let result = cpu::eval(primitive, spec, specs, &host)?;
+        // Where the pool's workers take the large kernels, the small ones run here alone (a
+        // profile keeps every kernel here, and splits them as before).
+        let result = if cpu::pool::can_offload() && !self.profiler.is_active() {
+            cpu::pool::alone(|| cpu::eval(primitive, spec, specs, &host))?
+        } else {
+            cpu::eval(primitive, spec, specs, &host)?
+        };
         let op = primitive.name();
         self.profiler
             .record_cpu(op, node.shape(), node.stream(), start_ms);

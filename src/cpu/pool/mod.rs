@@ -88,10 +88,26 @@ pub fn set_limit(threads: usize) {
     LIMIT.store(threads.max(1), SeqCst);
 }
 
+thread_local! {
+    /// Set while this thread runs jobs alone ([`alone`]).
+    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every job it submits run on this thread alone. The page's thread runs the
+/// small CPU kernels this way when the workers take the large ones (`cpu::pool::queue`): the
+/// workers are as many as the threads asked for, and a page that joined their jobs would be
+/// one thread more than the cores, spinning against them.
+pub fn alone<T>(f: impl FnOnce() -> T) -> T {
+    let was = ALONE.with(|a| a.replace(true));
+    let result = f();
+    ALONE.with(|a| a.set(was));
+    result
+}
+
 /// Runs `part(k)` for every `k` in `0..parts`, spread over the pool and this thread, and
 /// returns once all have run.
 pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
-    if parts <= 1 || threads() == 1 || BUSY.swap(true, SeqCst) {
+    if parts <= 1 || threads() == 1 || ALONE.with(std::cell::Cell::get) || BUSY.swap(true, SeqCst) {
         (0..parts).for_each(part);
         return;
     }
