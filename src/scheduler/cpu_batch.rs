@@ -1,8 +1,9 @@
 //! CPU nodes run by the pool's workers, so that the page's thread is free while a long CPU
 //! kernel runs (the threaded build; natively, a started pool).
 //!
-//! A pass records a large CPU node, and every CPU node that reads one recorded before it,
-//! into the recording batch, as it records GPU nodes: the node's storage is **computing**
+//! A pass runs CPU nodes on the calling thread until they add up to a budget of work (about
+//! 9 ms here); a node past it, and every CPU node that reads one recorded before it, goes into
+//! the recording batch, as GPU nodes are recorded: the node's storage is **computing**
 //! (no copy yet) and its output block is counted now, so the memory limit bites as it would
 //! for a kernel run in place. A flush hands the batch to the pool as one piece of work (one
 //! wake-up for a chain of kernels), which a worker runs in order while the page's thread goes
@@ -26,32 +27,41 @@ use crate::graph::shape::Layout;
 use crate::memory::block::HostBlock;
 use crate::storage::{HostWords, Storage};
 
-/// Element operations (about) from which a CPU node is worth a trip to the pool: below it,
-/// waking a worker and resuming the page cost more than the page's thread is spared.
-pub const DEFAULT_OFFLOAD_WORK: usize = 1 << 18;
+/// How much CPU work (in [`work`]'s units) the calling thread runs in one pass before the rest
+/// goes to the pool's workers: about 9 ms on this machine's 2 cores. Below it a trip to the
+/// workers (tens of microseconds each way) costs more than the page is spared; above it a
+/// long op, or a long chain of short ones, would hold the page's thread.
+pub const DEFAULT_OFFLOAD_WORK: usize = 1 << 28;
 
 static OFFLOAD_WORK: AtomicUsize = AtomicUsize::new(DEFAULT_OFFLOAD_WORK);
 
-/// Sets the work from which a CPU node runs on the pool's workers (tests set 0, so that every
-/// CPU node of their small programs does).
+/// Sets how much work a pass runs on the calling thread before the rest goes to the pool's
+/// workers (tests set 0, so that every CPU node of their small programs does).
 pub fn set_offload_work(work: usize) {
     OFFLOAD_WORK.store(work, Relaxed);
 }
 
-/// Whether a CPU node of this much work goes to the pool when it can.
-pub(super) fn worth_offloading(work: usize) -> bool {
-    work >= OFFLOAD_WORK.load(Relaxed)
+/// Whether a CPU node of `work` goes to the pool, after `inline` units ran on the calling
+/// thread in this pass.
+pub(super) fn goes_to_pool(inline: usize, work: usize) -> bool {
+    work > 0 && inline.saturating_add(work) > OFFLOAD_WORK.load(Relaxed)
 }
 
-/// Roughly how many element operations the kernel of `primitive` does: a matmul's
-/// multiply-adds, else the elements it reads and writes.
+/// The units of an element another kernel reads or writes, against a matmul's multiply-add
+/// (one): on these cores the packed matmul does about 30 multiply-adds a nanosecond, and `exp`
+/// or softmax takes 1.5 to 3 ns an element.
+const ELEMENT_WORK: usize = 32;
+
+/// Roughly how long the kernel of `primitive` takes, in multiply-adds of the packed matmul:
+/// a matmul's multiply-adds, else [`ELEMENT_WORK`] for each element it reads and writes.
 pub(super) fn work(primitive: &Primitive, node: &Spec, inputs: &[Spec]) -> usize {
     match primitive {
         Primitive::Matmul | Primitive::MatmulThen(_) => {
             let depth = inputs[0].shape().last().copied().unwrap_or(1);
             node.size().saturating_mul(depth)
         }
-        _ => inputs.iter().map(Spec::size).sum::<usize>() + node.size(),
+        _ => (inputs.iter().map(Spec::size).sum::<usize>() + node.size())
+            .saturating_mul(ELEMENT_WORK),
     }
 }
 

@@ -261,6 +261,7 @@ impl Scheduler {
             gpu: self.gpu.as_deref(),
             profiler: &self.profiler,
             ran: 0,
+            inline_work: 0,
         };
         let step = allocator::as_retryable(|| pass.run(outputs, to_host));
         (pass.ran, step)

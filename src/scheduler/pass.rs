@@ -43,6 +43,8 @@ pub(super) struct Pass<'s> {
     pub(super) profiler: &'s Profiler,
     /// Nodes this pass has run.
     pub(super) ran: usize,
+    /// The CPU work this pass ran on the calling thread ([`cpu_batch::work`]'s units).
+    pub(super) inline_work: usize,
 }
 
 impl Pass<'_> {
@@ -203,11 +205,13 @@ impl Pass<'_> {
         let reads_recorded = input_data
             .iter()
             .any(|d| matches!(self.state.cpu.computing(&d.storage), Computing::Recorded(_)));
+        let work = cpu_batch::work(&primitive, &spec, &specs);
         let queue = reads_recorded
             || (cpu::pool::can_offload()
                 && !self.profiler.is_active()
-                && cpu_batch::worth_offloading(cpu_batch::work(&primitive, &spec, &specs)));
+                && cpu_batch::goes_to_pool(self.inline_work, work));
         if !queue {
+            self.inline_work = self.inline_work.saturating_add(work);
             return match self.host_inputs(input_data, needs)? {
                 Some(words) => {
                     let storage =
@@ -282,13 +286,7 @@ impl Pass<'_> {
                 layout: &d.layout,
             })
             .collect();
-        // Where the pool's workers take the large kernels, the small ones run here alone (a
-        // profile keeps every kernel here, and splits them as before).
-        let result = if cpu::pool::can_offload() && !self.profiler.is_active() {
-            cpu::pool::alone(|| cpu::eval(primitive, spec, specs, &host))?
-        } else {
-            cpu::eval(primitive, spec, specs, &host)?
-        };
+        let result = cpu::eval(primitive, spec, specs, &host)?;
         let op = primitive.name();
         self.profiler
             .record_cpu(op, node.shape(), node.stream(), start_ms);

@@ -187,18 +187,18 @@ async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory()
         got
     };
     let threads = pool::threads();
-    let queued = pool::offloaded();
-    // Large kernels go to the pool's workers (the threaded build), then every CPU node does,
-    // then every one runs on the calling thread alone.
+    // The default budget of work on the calling thread, then every CPU node on the pool's
+    // workers (the threaded build), then every one on the calling thread alone.
     let pooled = run().await;
+    let queued = pool::offloaded();
+    tandem::scheduler::set_offload_work(0);
+    let all_pooled = run().await;
     if cfg!(target_feature = "atomics") {
         assert!(
             pool::offloaded() > queued,
-            "the 512 matmul went to the workers"
+            "the CPU nodes went to the workers"
         );
     }
-    tandem::scheduler::set_offload_work(0);
-    let all_pooled = run().await;
     tandem::scheduler::set_offload_work(usize::MAX);
     pool::set_limit(1);
     let alone = run().await;

@@ -95,6 +95,7 @@ pub fn matmul_shared(
     c: &mut [f32],
     finish: &super::Finish,
 ) {
+    pool::wake_ahead();
     let depth = panel_depth(k, n);
     let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
     // A few blocks of rows per thread, so that a thread that is done takes another's; at

@@ -29,6 +29,11 @@ struct Job<'a> {
     done: AtomicUsize,
     /// Natively, a part that panicked (its message is re-raised on the caller's thread).
     panicked: AtomicBool,
+    /// Workers that have come for the job; only the first `max_helpers` claim parts, so that
+    /// no more threads work on it than it was split for (a page's thread and every worker
+    /// would be one more than the cores).
+    helpers: AtomicUsize,
+    max_helpers: usize,
 }
 
 impl Job<'_> {
@@ -88,26 +93,10 @@ pub fn set_limit(threads: usize) {
     LIMIT.store(threads.max(1), SeqCst);
 }
 
-thread_local! {
-    /// Set while this thread runs jobs alone ([`alone`]).
-    static ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with every job it submits run on this thread alone. The page's thread runs the
-/// small CPU kernels this way when the workers take the large ones (`cpu::pool::queue`): the
-/// workers are as many as the threads asked for, and a page that joined their jobs would be
-/// one thread more than the cores, spinning against them.
-pub fn alone<T>(f: impl FnOnce() -> T) -> T {
-    let was = ALONE.with(|a| a.replace(true));
-    let result = f();
-    ALONE.with(|a| a.set(was));
-    result
-}
-
 /// Runs `part(k)` for every `k` in `0..parts`, spread over the pool and this thread, and
 /// returns once all have run.
 pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
-    if parts <= 1 || threads() == 1 || ALONE.with(std::cell::Cell::get) || BUSY.swap(true, SeqCst) {
+    if parts <= 1 || threads() == 1 || BUSY.swap(true, SeqCst) {
         (0..parts).for_each(part);
         return;
     }
@@ -117,6 +106,8 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         panicked: AtomicBool::new(false),
+        helpers: AtomicUsize::new(0),
+        max_helpers: threads() - 1,
     };
     // SAFETY: only the lifetime is erased; `CURRENT` is cleared, and every worker that read it
     // has left (`INSIDE` is zero), before `job` goes out of scope below.
@@ -137,6 +128,16 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
         !job.panicked.load(SeqCst),
         "a part of a CPU kernel panicked"
     );
+}
+
+/// Wakes the workers ahead of a job about to be published (a matmul packs a panel of B before
+/// its rows are split): they watch for it a while instead of sleeping through the packing, as
+/// waking one from its sleep takes longer than a small product's share.
+pub fn wake_ahead() {
+    if WORKERS.load(SeqCst) > 0 && threads() > 1 {
+        GENERATION.fetch_add(1, SeqCst);
+        wait::wake_all(&GENERATION);
+    }
 }
 
 /// Set when a worker died in a part (in wasm a panic aborts its instance): the part it held will
@@ -169,7 +170,10 @@ pub fn work() -> ! {
         let job = CURRENT.load(SeqCst);
         if !job.is_null() {
             // SAFETY: the job outlives this worker's use of it (see `run`).
-            unsafe { (*job).run_parts() };
+            let job = unsafe { &*job };
+            if job.helpers.fetch_add(1, SeqCst) < job.max_helpers {
+                job.run_parts();
+            }
         }
         INSIDE.fetch_sub(1, SeqCst);
         queue::take_work();
