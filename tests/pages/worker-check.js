@@ -7,7 +7,14 @@ import { report } from "./report.js";
 async function main() {
   const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
   const reply = await new Promise((resolve, reject) => {
-    worker.onmessage = (event) => resolve(event.data);
+    // A worker that stops is reported with the step it was in, well before the test's own
+    // time limit.
+    let step = "its start";
+    setTimeout(() => reject(new Error(`the worker stopped in ${step}`)), 120_000);
+    worker.onmessage = ({ data }) => {
+      if (data.step) step = data.step;
+      else resolve(data);
+    };
     worker.onerror = (event) => reject(new Error(`the worker failed: ${event.message}`));
     worker.postMessage(null);
   });

@@ -7,7 +7,10 @@ import * as tn from "/pkg/index.js";
 
 self.onmessage = async () => {
   try {
+    // Each step is posted, so that a worker that stops says where (worker-check.js).
+    self.postMessage({ step: "initRuntime" });
     const info = await tn.initRuntime();
+    self.postMessage({ step: "the add" });
     const before = tn.getActiveMemory();
     const a = tn.array([1, 2, 3]);
     const b = tn.array([10, 20, 30]);
@@ -16,10 +19,12 @@ self.onmessage = async () => {
     for (const x of [a, b, c]) x.dispose();
     // Every element of ones(200, 300) @ ones(300, 100) is 300, exactly.
     const [p, q] = [tn.ones([200, 300]), tn.ones([300, 100])];
+    self.postMessage({ step: "the matmul" });
     const product = tn.matmul(p, q, { stream: "cpu" });
     const values = await product.toArray();
     const matmulOk = values.length === 20000 && values.every((v) => v === 300);
     for (const x of [p, q, product]) x.dispose();
+    self.postMessage({ step: "synchronize" });
     await tn.synchronize();
     self.postMessage({
       ok: true,

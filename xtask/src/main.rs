@@ -33,8 +33,8 @@ commands:
                     headless Chromium, the npm package's checks (its files, its types, the
                     example app under Vite and webpack), the test pages (tests/pages/) and the
                     demo page end to end; `test package` runs only the package's checks and
-                    the test pages; `test page PATH` builds the package and runs one page
-                    of tests/pages/
+                    the test pages; `test page PATH [--firefox|--webkit]` builds the package
+                    and runs one page of tests/pages/ (in Chromium, or the browser named)
   demo [--headless] setup, build, and serve the demo on the manifest's address;
                     --headless prints what the pages show instead (the streams demo, then
                     the training page; `demo --headless train` drives the training page only)
@@ -79,7 +79,13 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["test", "package"] => test::package_only(&manifest),
         ["test", "page", page] => setup::setup(&manifest)
             .and_then(|()| package::build(&manifest))
-            .and_then(|()| pages::run_one(&manifest, page)),
+            .and_then(|()| pages::run_one(&manifest, page, None)),
+        ["test", "page", page, "--firefox"] => setup::setup(&manifest)
+            .and_then(|()| package::build(&manifest))
+            .and_then(|()| pages::run_one(&manifest, page, Some(demo::Other::Firefox))),
+        ["test", "page", page, "--webkit"] => setup::setup(&manifest)
+            .and_then(|()| package::build(&manifest))
+            .and_then(|()| pages::run_one(&manifest, page, Some(demo::Other::WebKit))),
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["demo", "--headless", "train"] => setup::setup(&manifest)

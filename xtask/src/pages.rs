@@ -35,10 +35,15 @@ const PAGES: [(&str, &str); 5] = [
     ),
 ];
 
-/// Runs one page (a path relative to the repository root) and prints its report.
-pub fn run_one(manifest: &Manifest, page: &str) -> Result<(), String> {
+/// Runs one page (a path relative to the repository root) in Chromium, or in `other`, and
+/// prints its report.
+pub fn run_one(manifest: &Manifest, page: &str, other: Option<Other>) -> Result<(), String> {
     let served = format!("./{}", page.trim_start_matches("./"));
-    let text = demo::run_page(manifest, &served, "tandemPage", Duration::from_secs(300))?;
+    let timeout = Duration::from_secs(300);
+    let text = match other {
+        None => demo::run_page(manifest, &served, "tandemPage", timeout)?,
+        Some(browser) => demo::run_page_in(manifest, browser, &served, "tandemPage", timeout)?,
+    };
     println!("{text}");
     Ok(())
 }
