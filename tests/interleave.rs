@@ -301,6 +301,25 @@ fn shrink(runtime: &Runtime, program: &Program, seed: u64) -> Program {
     best
 }
 
+/// Four random programs of `seed` on one runtime (so each meets the cache and state the last
+/// one left); a failure names the program and gives a shorter repro.
+fn four_programs(seed: u64) -> Result<(), String> {
+    let runtime = gpu_runtime();
+    let mut rng = Rng::new(seed);
+    for index in 0..4 {
+        let len = 10 + rng.below(50);
+        let program = interleave_model::generate(&mut rng, len);
+        if let Err(failure) = run_program(&runtime, &program, seed) {
+            let shrunk = shrink(&runtime, &program, seed);
+            return Err(format!(
+                "program {index} of seed {seed} failed: {failure}\n{}",
+                interleave_model::to_js(&shrunk)
+            ));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         // PROPTEST_CASES=N runs more; each case is four programs.
@@ -311,16 +330,8 @@ proptest! {
 
     #[test]
     fn random_interleavings_give_the_sequential_values(seed in any::<u64>()) {
-        let runtime = gpu_runtime();
-        let mut rng = Rng::new(seed);
-        // Several programs per runtime, so each meets the cache and state the last one left.
-        for index in 0..4 {
-            let len = 10 + rng.below(50);
-            let program = interleave_model::generate(&mut rng, len);
-            if let Err(failure) = run_program(&runtime, &program, seed) {
-                let shrunk = shrink(&runtime, &program, seed);
-                prop_assert!(false, "program {index} of seed {seed} failed: {failure}\n{}", interleave_model::to_js(&shrunk));
-            }
+        if let Err(failure) = four_programs(seed) {
+            prop_assert!(false, "{failure}");
         }
     }
 }
@@ -338,16 +349,9 @@ proptest! {
     fn random_interleavings_with_cpu_kernels_on_the_pool(seed in any::<u64>()) {
         tandem::cpu::pool::start_native(2);
         tandem::scheduler::set_offload_work(0);
-        let runtime = gpu_runtime();
-        let mut rng = Rng::new(seed);
         let queued = tandem::cpu::pool::offloaded();
-        for index in 0..4 {
-            let len = 10 + rng.below(50);
-            let program = interleave_model::generate(&mut rng, len);
-            if let Err(failure) = run_program(&runtime, &program, seed) {
-                let shrunk = shrink(&runtime, &program, seed);
-                prop_assert!(false, "program {index} of seed {seed} failed: {failure}\n{}", interleave_model::to_js(&shrunk));
-            }
+        if let Err(failure) = four_programs(seed) {
+            prop_assert!(false, "{failure}");
         }
         prop_assert!(tandem::cpu::pool::offloaded() > queued, "no CPU work went to the pool");
     }
