@@ -202,9 +202,14 @@ impl Pass<'_> {
             .primitive()
             .expect("an unevaluated node has a primitive");
         let (spec, specs) = cpu_specs(node, inputs);
-        let reads_recorded = input_data
+        // Whether a CPU batch computes each input, looked up once (a scan of the batch).
+        let computing: Vec<Computing> = input_data
             .iter()
-            .any(|d| matches!(self.state.cpu.computing(&d.storage), Computing::Recorded(_)));
+            .map(|d| self.state.cpu.computing(&d.storage))
+            .collect();
+        let reads_recorded = computing
+            .iter()
+            .any(|c| matches!(c, Computing::Recorded(_)));
         let work = cpu_batch::work(&primitive, &spec, &specs);
         let queue = reads_recorded
             || (cpu::pool::can_offload()
@@ -223,8 +228,7 @@ impl Pass<'_> {
         }
         // Inputs only on the GPU are read back first.
         let mut waits = false;
-        for d in input_data {
-            let computing = self.state.cpu.computing(&d.storage);
+        for (d, computing) in input_data.iter().zip(&computing) {
             if matches!(computing, Computing::No) && !d.storage.on_host() {
                 self.state.request_readback(&d.storage)?;
                 needs.push(d.storage.clone());
@@ -236,8 +240,9 @@ impl Pass<'_> {
         }
         let sources = input_data
             .iter()
-            .map(|d| {
-                let from = match self.state.cpu.computing(&d.storage) {
+            .zip(computing)
+            .map(|(d, computing)| {
+                let from = match computing {
                     Computing::Recorded(k) => Source::Node(k),
                     _ => Source::Host(d.storage.host_words().expect("checked above")),
                 };
