@@ -9,7 +9,7 @@
 //   residual. Checked on a sample of rows, whose keys and values need every row's projection.
 // - "cnn": three 3x3 convolutions with bias and ReLU, padding 1, strides from the catalog.
 //   Checked on the first and last images of the batch.
-import { uniform } from "./workloads.js";
+import { uniform } from "./random.js";
 
 const vector = (n, seed, lo, hi) => ({ shape: [n], data: uniform(n, seed, lo, hi) });
 // A [rows, cols] weight with variance 1/rows, so activations stay near 1 through the layers.

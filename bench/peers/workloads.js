@@ -6,6 +6,7 @@ import {
   cnnInputs, mlpFlops, mlpInputs, mlpStepReference, modelFlops, modelReference, transformerGradInputs,
   transformerGradReference, transformerInputs, transformerStackInputs, transformerStackReference,
 } from "./models.js";
+import { uniform } from "./random.js";
 
 export async function loadCatalog() {
   const response = await fetch(new URL("./workloads.json", import.meta.url));
@@ -17,19 +18,6 @@ export async function loadCatalog() {
 export async function packageVersion(name) {
   const response = await fetch(`/node_modules/${name}/package.json`);
   return response.ok ? `${name} ${(await response.json()).version}` : `${name} (version unknown)`;
-}
-
-// A small seeded LCG (Numerical Recipes constants). Each value has 24 random bits, so it is
-// exact in float32, and every runtime gets the same numbers.
-export function uniform(count, seed, lo, hi) {
-  const out = new Float32Array(count);
-  let state = seed >>> 0;
-  const scale = (hi - lo) / 16777216;
-  for (let i = 0; i < count; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = lo + (state >>> 8) * scale;
-  }
-  return out;
 }
 
 // A named input: data and shape.

@@ -158,7 +158,7 @@ pub(super) fn binary(
     // Integer operands of a float result are converted to it first, as the op converted them:
     // `a * a` of a uint32 would wrap.
     let float = |x: &Array| match y.dtype().is_float() {
-        true => super::rules::in_dtype(x, y.dtype(), stream),
+        true => super::cotangent::in_dtype(x, y.dtype(), stream),
         false => x.clone(),
     };
     let (a_in, b_in) = (a, b);

@@ -10,7 +10,7 @@ use crate::graph::primitive::{BinaryOp, Patches, Primitive, Scatter};
 use crate::ops;
 use crate::stream::Stream;
 
-use super::rules::{in_dtype, unbroadcast};
+use super::cotangent::{in_dtype, unbroadcast};
 
 /// Each input's part of `g` along the axis.
 pub(super) fn concatenate(

@@ -10,6 +10,7 @@
 //! gets zeros.
 
 mod checkpoint;
+mod cotangent;
 mod elementwise;
 mod indexing;
 mod rules;
@@ -187,7 +188,7 @@ fn accumulate(
     if !active.contains(&x.id()) {
         return Ok(());
     }
-    let g = rules::in_dtype(&g, x.dtype(), x.stream());
+    let g = cotangent::in_dtype(&g, x.dtype(), x.stream());
     sums.entry(x.id()).or_default().push(g);
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! Each primitive's vector-Jacobian product: the cotangents of its inputs from the cotangent
 //! `g` of its output, as lazy ops on the node's stream. The elementwise rules are in
-//! `elementwise.rs`; an input broadcast by the op gets its cotangent summed back to its shape.
+//! `elementwise.rs`; an input broadcast by the op gets its cotangent summed back to its shape
+//! (`cotangent.rs`).
 //! A primitive without a rule yet is an error that names it, never a wrong gradient.
 
 use crate::array::Array;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::graph::primitive::{
     BinaryOp, NormKind, Primitive, ReduceOp, RowNorm, ScanOp, Scatter, UnaryOp, View,
@@ -12,6 +12,7 @@ use crate::graph::primitive::{
 use crate::ops;
 use crate::stream::Stream;
 
+use super::cotangent::unbroadcast;
 use super::{checkpoint, elementwise, indexing, scan};
 
 /// The cotangents of `node`'s `inputs` (`None`: none flows there) for its cotangent `g`;
@@ -108,31 +109,6 @@ fn moving_cotangents(
             other.name()
         ))),
     }
-}
-
-/// `x` in `dtype`: itself when it has it already, else converted (a conversion is a kernel).
-pub(super) fn in_dtype(x: &Array, dtype: DType, s: Stream) -> Array {
-    match x.dtype() == dtype {
-        true => x.clone(),
-        false => ops::astype(x, dtype, s),
-    }
-}
-
-/// `g` summed over the axes a broadcast from `shape` added or repeated.
-pub(super) fn unbroadcast(g: &Array, shape: &[usize], s: Stream) -> Result<Array> {
-    if g.shape() == shape {
-        return Ok(g.clone());
-    }
-    let extra = g.ndim() - shape.len();
-    let repeated = shape
-        .iter()
-        .enumerate()
-        .filter(|&(i, &d)| d == 1 && g.shape()[extra + i] != 1)
-        .map(|(i, _)| extra + i);
-    let axes: Vec<isize> = (0..extra).chain(repeated).map(|a| a as isize).collect();
-    let summed = ops::reduce(ReduceOp::Sum, g, Some(&axes), false, s)?;
-    let dims: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-    ops::reshape(&summed, &dims, s)
 }
 
 fn view_rule(view: &View, x: &Array, g: &Array, s: Stream) -> Result<Array> {

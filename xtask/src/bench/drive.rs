@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use crate::manifest::Manifest;
 use crate::webdriver::{Browser, Page};
 
+use super::format::*;
 use super::plan::*;
-use super::table::*;
 
 /// The longest one workload may run (warm-ups and timed runs) before its page is abandoned.
 pub(super) const WORKLOAD_TIMEOUT: Duration = Duration::from_secs(300);
@@ -228,15 +228,6 @@ fn memory(result: &Value) -> String {
             format!("  resident {resident:.1} MiB, peak {peak:.1} MiB")
         }
         _ => String::new(),
-    }
-}
-
-/// A message's first line, cut to 200 characters (the JSON keeps it whole).
-pub(super) fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
-    match line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_string(),
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::manifest::Manifest;
 
 mod drive;
+mod format;
 mod json;
 mod npm;
 mod peers;

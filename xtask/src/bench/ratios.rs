@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::drive::*;
+use super::format::*;
 use super::plan::*;
-use super::table::*;
 
 /// Peer time / tandem time for one workload (>1: tandem faster).
 #[derive(Debug, Clone, PartialEq)]

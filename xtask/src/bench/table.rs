@@ -5,27 +5,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::drive::*;
+use super::format::*;
 use super::plan::*;
-
-/// A result's derived figure and unit, when it has one.
-pub(super) fn derived(result: &Value) -> Option<(f64, String)> {
-    let d = &result["derived"];
-    Some((d["median"].as_f64()?, d["unit"].as_str()?.to_string()))
-}
-
-/// About four significant digits.
-pub(super) fn fmt_number(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1000.0 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
 
 /// The three lines of a cell: median ms, min-max, derived figure.
 pub(super) fn cell(result: Option<&Value>) -> [String; 3] {

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::cmd::root;
 
 use super::drive::*;
+use super::format::*;
 use super::json::*;
 use super::npm::*;
 use super::plan::*;
