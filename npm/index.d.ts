@@ -36,7 +36,9 @@ export type WasmSource =
  *
  * The package has two builds: on a cross-origin isolated page (see `docs/threads.md`) the
  * threaded one (`tandem_threaded_bg.wasm`), whose CPU kernels split over a pool of Web
- * Workers, and the single-threaded one (`tandem_bg.wasm`) elsewhere; `opts.threaded` picks
+ * Workers and whose long CPU work runs on them, off the calling thread (a read awaits it as it
+ * awaits the GPU), and the single-threaded one (`tandem_bg.wasm`) elsewhere, where CPU
+ * kernels run on the calling thread and block it while they run; `opts.threaded` picks
  * one (the threaded build on a page that is not isolated is a `DeviceError`). `source` is the
  * module of the build that loads.
  *
