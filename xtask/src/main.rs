@@ -77,15 +77,12 @@ fn run(args: &[&str]) -> Result<(), String> {
         ["build"] => setup::setup(&manifest).and_then(|()| package::build(&manifest)),
         ["test"] => test::test(&manifest),
         ["test", "package"] => test::package_only(&manifest),
-        ["test", "page", page] => setup::setup(&manifest)
-            .and_then(|()| package::build(&manifest))
-            .and_then(|()| pages::run_one(&manifest, page, None)),
-        ["test", "page", page, "--firefox"] => setup::setup(&manifest)
-            .and_then(|()| package::build(&manifest))
-            .and_then(|()| pages::run_one(&manifest, page, Some(demo::Other::Firefox))),
-        ["test", "page", page, "--webkit"] => setup::setup(&manifest)
-            .and_then(|()| package::build(&manifest))
-            .and_then(|()| pages::run_one(&manifest, page, Some(demo::Other::WebKit))),
+        ["test", "page", page, flags @ ..] => {
+            let browser = page_browser(flags).ok_or_else(|| unknown(args))?;
+            setup::setup(&manifest)
+                .and_then(|()| package::build(&manifest))
+                .and_then(|()| pages::run_one(&manifest, page, browser))
+        }
         ["demo"] => demo::demo(&manifest, false),
         ["demo", "--headless"] => demo::demo(&manifest, true),
         ["demo", "--headless", "train"] => setup::setup(&manifest)
@@ -100,6 +97,21 @@ fn run(args: &[&str]) -> Result<(), String> {
             println!("{USAGE}");
             Ok(())
         }
-        _ => Err(format!("unknown arguments {args:?}\n\n{USAGE}")),
+        _ => Err(unknown(args)),
+    }
+}
+
+fn unknown(args: &[&str]) -> String {
+    format!("unknown arguments {args:?}\n\n{USAGE}")
+}
+
+/// The browser `test page` runs its page in: `None` for Chromium, else the one its flag names;
+/// `None` outright for any other flag.
+fn page_browser(flags: &[&str]) -> Option<Option<demo::Other>> {
+    match flags {
+        [] => Some(None),
+        ["--firefox"] => Some(Some(demo::Other::Firefox)),
+        ["--webkit"] => Some(Some(demo::Other::WebKit)),
+        _ => None,
     }
 }

@@ -113,8 +113,7 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
     // has left (`INSIDE` is zero), before `job` goes out of scope below.
     let erased: *const Job<'static> = (&raw const job).cast();
     CURRENT.store(erased.cast_mut(), SeqCst);
-    GENERATION.fetch_add(1, SeqCst);
-    wait::wake_all(&GENERATION);
+    publish();
     job.run_parts();
     wait::spin_until(|| job.done.load(SeqCst) == parts || FAILED.load(SeqCst));
     assert!(
@@ -135,9 +134,15 @@ pub fn run(parts: usize, part: &(dyn Fn(usize) + Sync)) {
 /// waking one from its sleep takes longer than a small product's share.
 pub fn wake_ahead() {
     if WORKERS.load(SeqCst) > 0 && threads() > 1 {
-        GENERATION.fetch_add(1, SeqCst);
-        wait::wake_all(&GENERATION);
+        publish();
     }
+}
+
+/// Tells the workers something is new (a job, queued work, or a job about to come): bumps the
+/// word they sleep and watch on, and wakes the sleepers.
+fn publish() {
+    GENERATION.fetch_add(1, SeqCst);
+    wait::wake_all(&GENERATION);
 }
 
 /// Set when a worker died in a part (in wasm a panic aborts its instance): the part it held will

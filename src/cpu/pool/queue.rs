@@ -103,8 +103,7 @@ pub fn offload(work: Work) -> Ticket {
     QUEUE.with(|queue| queue.push_back((work, ticket.clone())));
     QUEUED.fetch_add(1, SeqCst);
     OFFLOADED.fetch_add(1, SeqCst);
-    super::GENERATION.fetch_add(1, SeqCst);
-    wait::wake_all(&super::GENERATION);
+    super::publish();
     ticket
 }
 
