@@ -76,7 +76,16 @@ static INSIDE: AtomicUsize = AtomicUsize::new(0);
 static BUSY: AtomicBool = AtomicBool::new(false);
 /// Workers that have started their loop.
 static WORKERS: AtomicUsize = AtomicUsize::new(0);
-/// How many times a worker checks for a new job before it sleeps (some tens of microseconds).
+/// How many times a worker that has just worked checks for a new job before it sleeps: about
+/// half a millisecond. A kernel's next job often comes after some serial work of its caller
+/// (packing, allocating the next output), and a worker woken from its sleep starts late: in
+/// the peer benchmark's CNN on 2 threads, helpers started 1.3 ms late in sum per forward with
+/// 2^15 checks in wasm, 0.5 ms with 2^18, 0.2 ms with 2^20. A check in wasm is an atomic load
+/// (about half a nanosecond here); natively `spin_loop` is a pause instruction, some 30 times
+/// longer.
+#[cfg(target_arch = "wasm32")]
+const SPINS_BEFORE_SLEEP: u32 = 1 << 20;
+#[cfg(not(target_arch = "wasm32"))]
 const SPINS_BEFORE_SLEEP: u32 = 1 << 15;
 /// The most threads a job is split for (the caller's and the workers'), as the page asked.
 static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
@@ -163,20 +172,28 @@ pub fn join() {
 /// sleeps again. Never returns.
 pub fn work() -> ! {
     let mut seen = GENERATION.load(SeqCst);
+    let mut turned_away = false;
     loop {
         // A kernel often publishes jobs back to back (a matmul's panels): a worker that has
         // just finished watches for the next a while before it sleeps, as waking costs more.
-        wait::spin_while(&GENERATION, seen, SPINS_BEFORE_SLEEP);
+        // One turned away from a full job sleeps at once: the threads the job was split for
+        // are busy, one a core, and its watching would take a core from one of them (with 2
+        // threads, the page's and one worker run a job while the other worker looks on).
+        if !turned_away {
+            wait::spin_while(&GENERATION, seen, SPINS_BEFORE_SLEEP);
+        }
         wait::wait_while(&GENERATION, seen);
         seen = GENERATION.load(SeqCst);
         // Counted before reading `CURRENT`: the submitter, which clears `CURRENT` before it
         // reads `INSIDE`, either sees this worker or this worker sees null.
         INSIDE.fetch_add(1, SeqCst);
         let job = CURRENT.load(SeqCst);
+        turned_away = false;
         if !job.is_null() {
             // SAFETY: the job outlives this worker's use of it (see `run`).
             let job = unsafe { &*job };
-            if job.helpers.fetch_add(1, SeqCst) < job.max_helpers {
+            turned_away = job.helpers.fetch_add(1, SeqCst) >= job.max_helpers;
+            if !turned_away {
                 job.run_parts();
             }
         }
