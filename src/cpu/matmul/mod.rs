@@ -101,12 +101,13 @@ pub fn matmul_then(
     b: Source,
     finish: &Finish,
 ) -> Vec<f32> {
-    let mut out = vec![0f32; batch * m * n];
-    if m * n == 0 {
-        return out;
-    }
+    let len = batch * m * n;
     let dims = Dims { m, n, k };
+    if len == 0 {
+        return Vec::new();
+    }
     if shares_panels(dims) {
+        let mut out = vec![0f32; len];
         for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
             let (a, b) = matrix(i, m * k, (a, b));
             let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
@@ -120,9 +121,21 @@ pub fn matmul_then(
     } else {
         m * pool::even_rows_per_part(batch, m * n * k)
     };
-    pool::fill_parts(&mut out, rows * n, |start, c| {
-        product_rows(dims, start / n, c, (a, b), finish);
-    });
+    // Each part zeroes its own rows (the products add into them), so that no thread zeroes
+    // the whole output alone before the parts start: 4 MB for the CNN's first convolution.
+    let mut out = Vec::with_capacity(len);
+    pool::fill_parts(
+        &mut out.spare_capacity_mut()[..len],
+        rows * n,
+        |start, c| {
+            c.fill(std::mem::MaybeUninit::new(0.0));
+            // SAFETY: every element of the part was just written.
+            let c = unsafe { &mut *(std::ptr::from_mut(c) as *mut [f32]) };
+            product_rows(dims, start / n, c, (a, b), finish);
+        },
+    );
+    // SAFETY: the parts cover all `len` elements, and each zeroed its own.
+    unsafe { out.set_len(len) };
     out
 }
 
