@@ -44,17 +44,10 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
     let n = numel(shape);
     let dtype = *expr.dtypes.last().expect("a program has steps");
     let total = dtype.words(n);
-    let mut out = Vec::with_capacity(total);
     let last_uses = expr.last_uses();
     // Chunks are whole words of a packed result (CHUNK is a multiple of 4), and so are parts.
     let per = pool::part_len(n, expr.steps.len(), CHUNK);
-    let spare = &mut out.spare_capacity_mut()[..total];
-    pool::try_fill_parts(spare, dtype.words(per), |word, words| {
-        // Zeroed by the part's own thread (not all at once before the parts), as it is about
-        // to write them.
-        words.fill(std::mem::MaybeUninit::new(0));
-        // SAFETY: every word of the part was just written.
-        let words = unsafe { &mut *(std::ptr::from_mut(words) as *mut [u32]) };
+    pool::try_zeroed_parts(total, dtype.words(per), |word, words: &mut [u32]| {
         let first = per * (word / dtype.words(per));
         let end = (first + per).min(n);
         let mut at = 0;
@@ -77,10 +70,7 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
             at += count;
         }
         Ok(())
-    })?;
-    // SAFETY: the parts zeroed, then wrote, all `total` words.
-    unsafe { out.set_len(total) };
-    Ok(out)
+    })
 }
 
 /// `expr` over elements `start..start + block.len()` of `shape`, in place: `block` holds

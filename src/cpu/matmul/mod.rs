@@ -121,22 +121,10 @@ pub fn matmul_then(
     } else {
         m * pool::even_rows_per_part(batch, m * n * k)
     };
-    // Each part zeroes its own rows (the products add into them), so that no thread zeroes
-    // the whole output alone before the parts start: 4 MB for the CNN's first convolution.
-    let mut out = Vec::with_capacity(len);
-    pool::fill_parts(
-        &mut out.spare_capacity_mut()[..len],
-        rows * n,
-        |start, c| {
-            c.fill(std::mem::MaybeUninit::new(0.0));
-            // SAFETY: every element of the part was just written.
-            let c = unsafe { &mut *(std::ptr::from_mut(c) as *mut [f32]) };
-            product_rows(dims, start / n, c, (a, b), finish);
-        },
-    );
-    // SAFETY: the parts cover all `len` elements, and each zeroed its own.
-    unsafe { out.set_len(len) };
-    out
+    // The products add into their rows: each part zeroes its own first.
+    pool::zeroed_parts(len, rows * n, |start, c| {
+        product_rows(dims, start / n, c, (a, b), finish);
+    })
 }
 
 /// Whether each product is large enough, with enough rows and a B wide enough to be packed,

@@ -16,7 +16,7 @@ mod wait;
 pub use queue::{Ticket, Work, WorkerDied, can_offload, offload, offloaded};
 pub use split::{
     MIN_PART_WORK, even_rows_per_part, fill_parts, part_len, parts_for, rows_per_part,
-    try_fill_parts,
+    try_fill_parts, try_zeroed_parts, zeroed_parts,
 };
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering::SeqCst};

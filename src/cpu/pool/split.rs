@@ -85,3 +85,41 @@ pub fn try_fill_parts<T: Send, E: Send>(
     });
     errors.into_iter().flatten().next().map_or(Ok(()), Err)
 }
+
+/// A new vector of `len` elements, filled by parts as [`try_fill_parts`] fills a slice: each
+/// part is zeroed by the thread that fills it, just before `fill` writes into it, not all at
+/// once on the calling thread before the parts start (4 MB for the CNN's first product).
+pub fn try_zeroed_parts<T: bytemuck::Zeroable + Send, E: Send>(
+    len: usize,
+    per: usize,
+    fill: impl Fn(usize, &mut [T]) -> Result<(), E> + Sync,
+) -> Result<Vec<T>, E> {
+    let mut out = Vec::with_capacity(len);
+    try_fill_parts(&mut out.spare_capacity_mut()[..len], per, |start, part| {
+        part.iter_mut().for_each(|e| {
+            e.write(T::zeroed());
+        });
+        // SAFETY: every element of the part was just written.
+        let part = unsafe { &mut *(std::ptr::from_mut(part) as *mut [T]) };
+        fill(start, part)
+    })?;
+    // SAFETY: the parts cover all `len` elements, and each zeroed its own.
+    unsafe { out.set_len(len) };
+    Ok(out)
+}
+
+/// [`try_zeroed_parts`] with a fill that cannot fail.
+pub fn zeroed_parts<T: bytemuck::Zeroable + Send>(
+    len: usize,
+    per: usize,
+    fill: impl Fn(usize, &mut [T]) + Sync,
+) -> Vec<T> {
+    let filled = try_zeroed_parts(len, per, |start, part| {
+        fill(start, part);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match filled {
+        Ok(out) => out,
+        Err(never) => match never {},
+    }
+}
