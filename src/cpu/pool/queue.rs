@@ -103,15 +103,18 @@ pub fn offload(work: Work) -> Ticket {
     QUEUE.with(|queue| queue.push_back((work, ticket.clone())));
     QUEUED.fetch_add(1, SeqCst);
     OFFLOADED.fetch_add(1, SeqCst);
-    super::publish();
+    // One worker takes the queue; its kernels' jobs wake the helpers they need.
+    super::publish(1);
     ticket
 }
 
 /// A worker's turn at the queue (after each wake-up): unless another worker is taking it,
 /// runs queued work until none is left, then looks once more, so that work queued just as
 /// it stopped is not left for the next wake-up.
-pub(super) fn take_work() {
+pub(super) fn take_work() -> bool {
+    let mut drove = false;
     while QUEUED.load(SeqCst) > 0 && !DRIVING.swap(true, SeqCst) {
+        drove = true;
         while let Some((work, ticket)) = QUEUE.with(VecDeque::pop_front) {
             QUEUED.fetch_sub(1, SeqCst);
             work();
@@ -120,4 +123,5 @@ pub(super) fn take_work() {
         }
         DRIVING.store(false, SeqCst);
     }
+    drove
 }

@@ -11,7 +11,12 @@ pub fn wait_while(word: &AtomicU32, seen: u32) {
 
 /// Wakes every thread sleeping on `word`, after it was changed.
 pub fn wake_all(word: &AtomicU32) {
-    imp::wake_all(word);
+    imp::wake(word, u32::MAX);
+}
+
+/// Wakes at most `count` of the threads sleeping on `word`, after it was changed.
+pub fn wake(word: &AtomicU32, count: u32) {
+    imp::wake(word, count);
 }
 
 /// Resolves once `word` may no longer hold `seen` (it may resolve early, or after a while
@@ -55,9 +60,9 @@ mod imp {
         unsafe { memory_atomic_wait32(word.as_ptr().cast(), seen as i32, -1) };
     }
 
-    pub fn wake_all(word: &AtomicU32) {
+    pub fn wake(word: &AtomicU32, count: u32) {
         // SAFETY: as above.
-        unsafe { memory_atomic_notify(word.as_ptr().cast(), u32::MAX) };
+        unsafe { memory_atomic_notify(word.as_ptr().cast(), count) };
     }
 
     /// How long one await lasts at most, in milliseconds: the caller then checks whether a
@@ -113,7 +118,7 @@ mod imp {
         unreachable!("no pool worker runs in the single-threaded build ({word:?} {seen})")
     }
 
-    pub fn wake_all(_: &AtomicU32) {}
+    pub fn wake(_: &AtomicU32, _: u32) {}
 
     pub async fn until_changed(word: &AtomicU32, seen: u32) {
         unreachable!("nothing is queued in the single-threaded build ({word:?} {seen})")
@@ -138,7 +143,9 @@ mod imp {
         }
     }
 
-    pub fn wake_all(_: &AtomicU32) {
+    /// Every sleeper wakes (one condition variable serves every word); those whose word
+    /// has not changed sleep again.
+    pub fn wake(_: &AtomicU32, _: u32) {
         drop(LOCK.lock().unwrap_or_else(|e| e.into_inner()));
         WOKEN.notify_all();
     }
