@@ -996,7 +996,9 @@ export interface ConvOptions extends StreamOptions {
 export function conv1d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvOptions): NDArray<FloatOf<D>>;
 /**
  * 2-D convolution, channels last: input `[N, H, W, C]`, weight `[O, KH, KW, C/groups]`, result
- * `[N, H', W', O]` (a float dtype). For now an im2col copy and one batched matmul.
+ * `[N, H', W', O]` (a float dtype). An im2col copy and one batched matmul; on the CPU stream,
+ * followed by a bias or activation (one group), one fused kernel that makes the patches a block
+ * of rows at a time as the product needs them (`fusedConv` in profiles).
  */
 export function conv2d<D extends DType>(input: NDArray<D>, weight: NDArray, opts?: ConvOptions): NDArray<FloatOf<D>>;
 /** The options of a transposed convolution. */

@@ -13,6 +13,7 @@ pub mod matmul;
 pub mod norm;
 pub mod patches;
 pub mod pool;
+mod product;
 pub mod random;
 pub mod reduce;
 pub mod row_norm;
@@ -128,8 +129,11 @@ pub fn eval(
             Ok(row_norm::row_norm(op, x, rows, row_len))
         }
         Primitive::Fused(ref expr) => eval_fused(expr, node, inputs, host),
-        Primitive::Matmul => Ok(eval_matmul(inputs, host)),
-        Primitive::MatmulThen(ref expr) => eval_matmul_then(expr, node, inputs, host),
+        Primitive::Matmul => Ok(product::eval_matmul(inputs, host)),
+        Primitive::MatmulThen(ref expr) => product::eval_matmul_then(expr, node, inputs, host),
+        Primitive::PatchesThen(ref p, ref expr) => {
+            product::eval_patches_then(p, expr, node, inputs, host)
+        }
         Primitive::Concatenate(axis) => concatenate(node, axis, inputs, host),
         Primitive::Scan { .. }
         | Primitive::Norm { .. }
@@ -236,15 +240,15 @@ fn rows_of<'a>(
 }
 
 /// Input `k` of an elementwise node: its words and layout, with strides over the node's shape.
-struct Broadcast<'a> {
-    words: &'a [u32],
-    dtype: crate::dtype::DType,
-    strides: Vec<isize>,
-    offset: usize,
+pub(crate) struct Broadcast<'a> {
+    pub(crate) words: &'a [u32],
+    pub(crate) dtype: crate::dtype::DType,
+    pub(crate) strides: Vec<isize>,
+    pub(crate) offset: usize,
 }
 
 impl Broadcast<'_> {
-    fn as_operand(&self) -> Operand<'_> {
+    pub(crate) fn as_operand(&self) -> Operand<'_> {
         Operand {
             words: self.words,
             dtype: self.dtype,
@@ -254,7 +258,12 @@ impl Broadcast<'_> {
     }
 }
 
-fn operand<'a>(node: &Spec, inputs: &[Spec], host: &[HostInput<'a>], k: usize) -> Broadcast<'a> {
+pub(crate) fn operand<'a>(
+    node: &Spec,
+    inputs: &[Spec],
+    host: &[HostInput<'a>],
+    k: usize,
+) -> Broadcast<'a> {
     Broadcast {
         words: host[k].words,
         dtype: inputs[k].dtype(),
@@ -292,89 +301,6 @@ pub fn row_major<'a>(input: &Spec, host: &HostInput<'a>) -> Result<Cow<'a, [u32]
         }
     }
     contiguous(input, host).map(Cow::Owned)
-}
-
-/// Matmul of two float32 inputs broadcast to one batch shape: each is walked in place when its
-/// matrices are dense (or one matrix is broadcast), and copied otherwise.
-fn eval_matmul(inputs: &[Spec], host: &[HostInput]) -> Vec<u32> {
-    bytemuck::cast_vec(product(inputs, host, &|_, _| {}))
-}
-
-/// A matmul with its epilogue: the fused program runs on each stretch of finished rows of
-/// the product while they are in cache, instead of in a second pass over memory.
-fn eval_matmul_then(
-    expr: &crate::graph::primitive::FusedExpr,
-    node: &Spec,
-    inputs: &[Spec],
-    host: &[HostInput],
-) -> Result<Vec<u32>> {
-    let shape = node.shape();
-    // The program's input 0, the product, comes from the rows themselves: a stand-in here.
-    let stand_in = Broadcast {
-        words: &[],
-        dtype: crate::dtype::DType::Float32,
-        strides: vec![0; shape.len()],
-        offset: 0,
-    };
-    let leaves: Vec<Broadcast> = std::iter::once(stand_in)
-        .chain((2..inputs.len()).map(|k| operand(node, inputs, host, k)))
-        .collect();
-    let operands: Vec<Operand> = leaves.iter().map(Broadcast::as_operand).collect();
-    let last_uses = expr.last_uses();
-    // Rows finish on the CPU pool's threads; the first failure is kept (a program's failure
-    // is its dtype's, the same for every row, so a second one racing it loses nothing).
-    let failed = std::sync::Mutex::new(None);
-    let out = product(&inputs[..2], &host[..2], &|at, rows| {
-        let rows = bytemuck::cast_slice_mut(rows);
-        let program = (expr, &last_uses[..]);
-        if let Err(e) = fused::fused_in_place(program, shape, &operands, at, rows)
-            && let Ok(mut slot) = failed.try_lock()
-        {
-            slot.get_or_insert(e);
-        }
-    });
-    match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(bytemuck::cast_vec(out)),
-    }
-}
-
-/// The product of float32 `inputs` (broadcast to one batch shape), row-major; an input whose
-/// matrices cannot be walked in place is copied first. `finish` sees each finished stretch.
-fn product(inputs: &[Spec], host: &[HostInput], finish: &matmul::Finish) -> Vec<f32> {
-    let operand = |k: usize| -> (std::borrow::Cow<[u32]>, usize, usize) {
-        let (x, h) = (&inputs[k], &host[k]);
-        match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {
-            Some(stride) => (std::borrow::Cow::Borrowed(h.words), h.layout.offset, stride),
-            None => {
-                let words = contiguous(x, h).expect("a float32 copy cannot fail");
-                let n = x.ndim();
-                (
-                    std::borrow::Cow::Owned(words),
-                    0,
-                    x.shape()[n - 2] * x.shape()[n - 1],
-                )
-            }
-        }
-    };
-    let (a, b) = (operand(0), operand(1));
-    // B may be a packed float (a float16 weight), widened as its panels are packed.
-    let elements = match inputs[1].dtype() {
-        DType::Float32 => matmul::Elements::F32(bytemuck::cast_slice(&b.0)),
-        packed => matmul::Elements::Packed(&b.0, packed),
-    };
-    let (a_shape, b_shape) = (inputs[0].shape(), inputs[1].shape());
-    let r = a_shape.len();
-    let batch = crate::graph::shape::numel(&a_shape[..r - 2]);
-    matmul::matmul_then(
-        batch,
-        a_shape[r - 2],
-        b_shape[r - 1],
-        a_shape[r - 1],
-        (bytemuck::cast_slice(&a.0), a.1, a.2),
-        (elements, b.1, b.2),
-        finish,
-    )
 }
 
 /// The inputs, converted to the node's dtype, laid side by side along `axis`.

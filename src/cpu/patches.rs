@@ -91,6 +91,76 @@ fn tap_run(
     after.fill(MaybeUninit::new(0));
 }
 
+/// A convolution's patches read as the rows of a matmul's A without making them all: row `r`
+/// is output position `r` (over `[N, OH, OW]`), its `taps * C` elements the patch. The matmul
+/// makes a block of rows at a time in a buffer that stays in cache, so the patches never go
+/// through memory (they were 9 MB in the peer benchmark's CNN, written once and read again).
+#[derive(Clone, Copy)]
+pub struct PatchRows<'a> {
+    pub spec: &'a Patches,
+    /// The input, row-major `[N, H, W, C]`.
+    pub x: &'a [f32],
+    /// `[H, W, C]`.
+    pub image: [usize; 3],
+    /// `[OH, OW]`.
+    pub out: [usize; 2],
+}
+
+impl PatchRows<'_> {
+    /// Elements `from..from + out.len()` of row `r` into `out`, every one of which it writes.
+    /// A kernel row at a time: without dilation its taps are one run of the input's row.
+    pub fn fill(&self, r: usize, from: usize, out: &mut [f32]) {
+        let ([h, w, c], [oh, ow]) = (self.image, self.out);
+        let [_, kw] = self.spec.kernel;
+        let (span, end) = (kw * c, from + out.len());
+        if span == 0 {
+            return;
+        }
+        let image = &self.x[(r / (oh * ow)) * h * w * c..][..h * w * c];
+        let (y, xo) = ((r % (oh * ow)) / ow, r % ow);
+        // The input column of tap 0 (negative or past the row: padding).
+        let column = (xo * self.spec.stride[1]) as isize - self.spec.padding[1] as isize;
+        for i in from / span..end.div_ceil(span) {
+            let (lo, hi) = ((i * span).max(from), ((i + 1) * span).min(end));
+            let to = &mut out[lo - from..hi - from];
+            let Some(row) = self.spec.source(0, y, i, h) else {
+                to.fill(0.0);
+                continue;
+            };
+            let row = &image[row * w * c..(row + 1) * w * c];
+            let within = lo - i * span;
+            if self.spec.dilation[1] == 1 {
+                copy_clipped(to, row, column * c as isize + within as isize);
+                continue;
+            }
+            // Dilated: each tap (or the part of one in range) on its own.
+            let mut at = 0;
+            while at < to.len() {
+                let (j, channel) = ((within + at) / c, (within + at) % c);
+                let len = (c - channel).min(to.len() - at);
+                let tap = column + (j * self.spec.dilation[1]) as isize;
+                let start = tap * c as isize + channel as isize;
+                copy_clipped(&mut to[at..at + len], row, start);
+                at += len;
+            }
+        }
+    }
+}
+
+/// `to` from `row` starting at `start` (which may be before it or run past it: zeros there).
+fn copy_clipped(to: &mut [f32], row: &[f32], start: isize) {
+    let len = to.len() as isize;
+    let first = start.clamp(0, row.len() as isize);
+    let last = (start + len).clamp(0, row.len() as isize).max(first);
+    let before = (first - start).clamp(0, len) as usize;
+    let inside = (last - first) as usize;
+    let (zeros, rest) = to.split_at_mut(before);
+    zeros.fill(0.0);
+    let (run, after) = rest.split_at_mut(inside);
+    run.copy_from_slice(&row[first as usize..last as usize]);
+    after.fill(0.0);
+}
+
 /// Copies `from` into `to`, of the same length.
 fn copy(to: &mut [MaybeUninit<u32>], from: &[u32]) {
     for (t, &f) in to.iter_mut().zip(from) {

@@ -91,6 +91,10 @@ pub fn eval(
             };
             matmul::eval(gpu, batch, &inputs[..2], &data[..2], out, Some(&epilogue))
         }
+        // Fusion makes it on the CPU stream only (`transforms/fuse/product.rs`).
+        Primitive::PatchesThen(..) => Err(crate::error::Error::Device(
+            "fusedConv runs on the CPU stream only".into(),
+        )),
         Primitive::Concatenate(axis) => concatenate(gpu, batch, node, axis, inputs, data),
         Primitive::Gather(_)
         | Primitive::Scatter(_)

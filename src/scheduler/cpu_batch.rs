@@ -60,6 +60,11 @@ pub(super) fn work(primitive: &Primitive, node: &Spec, inputs: &[Spec]) -> usize
             let depth = inputs[0].shape().last().copied().unwrap_or(1);
             node.size().saturating_mul(depth)
         }
+        // B is `[1, taps * C, O]`: each output element is taps * C multiply-adds.
+        Primitive::PatchesThen(..) => {
+            let b = inputs[1].shape();
+            node.size().saturating_mul(b[b.len() - 2])
+        }
         _ => (inputs.iter().map(Spec::size).sum::<usize>() + node.size())
             .saturating_mul(ELEMENT_WORK),
     }

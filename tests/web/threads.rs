@@ -160,7 +160,7 @@ async fn kernels_split_over_the_pool_give_the_bits_of_one_thread() {
 
 #[wasm_bindgen_test]
 async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory() {
-    use tandem::js::functions::{conv2d, exp, matmul, reshape, softmax};
+    use tandem::js::functions::{add, conv2d, exp, matmul, relu, reshape, softmax};
     runtime_info().await;
     let start = stat("active_bytes.all.current");
     let run = || async {
@@ -177,10 +177,19 @@ async fn a_cpu_program_on_the_pool_reads_as_on_one_thread_and_frees_its_memory()
         let flat_w = float_array(&values(16 * 3 * 3 * 8, 9));
         let weight = reshape(&flat_w, floats(&[16.0, 3.0, 3.0, 8.0]), JsValue::UNDEFINED).unwrap();
         let opts = options(&[("padding", 1.into()), ("stream", "cpu".into())]);
-        let conv = conv2d(&image, &weight, opts).unwrap();
+        let conv = conv2d(&image, &weight, opts.clone()).unwrap();
         got.extend(to_vec(&conv).await);
+        // With a bias and an activation that nothing else holds: one fused kernel whose
+        // product makes the patches a block of rows at a time, on whichever thread.
+        // (One JS handle each, disposed before the read: a handle left alive holds its array.)
+        let fused = js_value(&conv2d(&image, &weight, opts).unwrap());
+        let biased = add(fused.clone(), 0.25.into(), cpu()).unwrap();
+        let act = relu(&biased, cpu()).unwrap();
+        dispose(&fused);
+        drop(biased);
+        got.extend(to_vec(&act).await);
         for x in [
-            &a, &product, &soft, &out, &flat, &image, &flat_w, &weight, &conv,
+            &a, &product, &soft, &out, &flat, &image, &flat_w, &weight, &conv, &act,
         ] {
             dispose(&js_value(x));
         }

@@ -9,9 +9,11 @@ mod kernel;
 mod packed;
 mod simple;
 
+use crate::cpu::patches::PatchRows;
 use crate::cpu::pool;
 
 pub use kernel::{MR, NR};
+use packed::Lhs;
 
 /// One operand's storage: its data, where its first matrix starts, and how far apart its
 /// matrices are (0: one matrix broadcast over the batch).
@@ -111,7 +113,7 @@ pub fn matmul_then(
         for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
             let (a, b) = matrix(i, m * k, (a, b));
             let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
-            packed::matmul_shared(m, n, k, a, b, c, &rows_done);
+            packed::matmul_shared(m, n, k, Lhs::Dense(a), b, c, &rows_done);
         }
         return out;
     }
@@ -124,6 +126,55 @@ pub fn matmul_then(
     // The products add into their rows: each part zeroes its own first.
     pool::zeroed_parts(len, rows * n, |start, c| {
         product_rows(dims, start / n, c, (a, b), finish);
+    })
+}
+
+/// The product of a convolution's patches (`m` rows of `k`, [`PatchRows`]) by one matrix
+/// of B, as [`matmul_then`] (`finish` on every row once it is final), with the patches made
+/// a block of rows at a time by the thread that multiplies them: the patches never go through
+/// memory whole.
+pub fn patches_then(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: PatchRows,
+    b: Source,
+    finish: &Finish,
+) -> Vec<f32> {
+    if m * n == 0 {
+        return Vec::new();
+    }
+    if m < MR {
+        // Fewer rows than a register tile: made whole, and multiplied as any A.
+        let mut rows = vec![0f32; m * k];
+        for (r, to) in rows.chunks_exact_mut(k.max(1)).enumerate().take(m) {
+            a.fill(r, 0, to);
+        }
+        return matmul_then(1, m, n, k, (&rows, 0, 0), b, finish);
+    }
+    let b = Rows {
+        elements: b.0,
+        base: b.1,
+    };
+    if shares_panels(Dims { m, n, k }) {
+        let mut out = vec![0f32; m * n];
+        let rows_done = |first_row: usize, c: &mut [f32]| finish(first_row * n, c);
+        packed::matmul_shared(m, n, k, Lhs::Patches(a, 0), b, &mut out, &rows_done);
+        return out;
+    }
+    let rows = pool::even_rows_per_part(m, n * k).next_multiple_of(MR);
+    pool::zeroed_parts(m * n, rows * n, |start, c| {
+        let first = start / n;
+        let mut rows_done = |r: usize, c: &mut [f32]| finish((first + r) * n, c);
+        packed::matmul(
+            c.len() / n,
+            n,
+            k,
+            Lhs::Patches(a, first),
+            b,
+            c,
+            &mut rows_done,
+        );
     })
 }
 
@@ -173,7 +224,7 @@ fn product_rows(
         let a = &a[r0 * k..(r0 + rows) * k];
         let mut rows_done = |first_row: usize, c: &mut [f32]| finish((row + first_row) * n, c);
         if m >= MR {
-            packed::matmul(rows, n, k, a, b, to, &mut rows_done);
+            packed::matmul(rows, n, k, Lhs::Dense(a), b, to, &mut rows_done);
         } else {
             simple::matmul(rows, n, k, a, b, to);
             rows_done(0, to);

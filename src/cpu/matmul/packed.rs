@@ -6,7 +6,40 @@
 
 use super::Rows;
 use super::kernel::{MR, NR, tile, tile_rows};
+use crate::cpu::patches::PatchRows;
 use crate::cpu::pool;
+
+/// Where a product's A comes from.
+#[derive(Clone, Copy)]
+pub enum Lhs<'a> {
+    /// Row-major, rows `k` apart.
+    Dense(&'a [f32]),
+    /// A convolution's patches from row `first` on, made a block at a time.
+    Patches(PatchRows<'a>, usize),
+}
+
+impl Lhs<'_> {
+    /// Rows `ic..ic + mc`, columns `pc..pc + kc` of A, and how far apart its rows are: in
+    /// place (`k`), or made in `scratch` (`kc`).
+    fn block<'s>(
+        &'s self,
+        (ic, mc): (usize, usize),
+        (pc, kc): (usize, usize),
+        k: usize,
+        scratch: &'s mut Vec<f32>,
+    ) -> (&'s [f32], usize) {
+        match self {
+            Lhs::Dense(a) => (&a[ic * k + pc..], k),
+            Lhs::Patches(rows, first) => {
+                scratch.resize(mc * kc, 0.0);
+                for (r, to) in scratch.chunks_exact_mut(kc).enumerate() {
+                    rows.fill(first + ic + r, pc, to);
+                }
+                (&scratch[..], kc)
+            }
+        }
+    }
+}
 
 const KC: usize = 256;
 /// A narrow B's panels may be deeper: NR columns of 512 rows are 16 KiB.
@@ -30,7 +63,7 @@ pub fn matmul(
     m: usize,
     n: usize,
     k: usize,
-    a: &[f32],
+    a: Lhs,
     b: Rows,
     c: &mut [f32],
     finish: &mut dyn FnMut(usize, &mut [f32]),
@@ -51,6 +84,7 @@ pub fn matmul(
         }
     ];
     let zeros = vec![0f32; depth];
+    let mut scratch = Vec::new();
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(depth) {
@@ -59,15 +93,16 @@ pub fn matmul(
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
                 let c_block = &mut c[ic * n + jc..];
+                let (rows, lda) = a.block((ic, mc), (pc, kc), k, &mut scratch);
                 if direct {
                     let block = Block {
-                        a: &a[ic * k + pc..],
-                        lda: k,
+                        a: rows,
+                        lda,
                         zeros: &zeros[..kc],
                     };
                     tiles(mc, nc, kc, Panels::InPlace(&block), &b_panel, c_block, n);
                 } else {
-                    pack_a(&a[ic * k + pc..], k, mc, kc, &mut a_block);
+                    pack_a(rows, lda, mc, kc, &mut a_block);
                     tiles(mc, nc, kc, Panels::Packed(&a_block), &b_panel, c_block, n);
                 }
                 if nc == n && pc + kc == k {
@@ -90,7 +125,7 @@ pub fn matmul_shared(
     m: usize,
     n: usize,
     k: usize,
-    a: &[f32],
+    a: Lhs,
     b: Rows,
     c: &mut [f32],
     finish: &super::Finish,
@@ -125,7 +160,9 @@ pub fn matmul_shared(
             pool::fill_parts(&mut c[..m * n], block * n, |at, rows| {
                 let (ic, mc) = (at / n, rows.len() / n);
                 let mut a_block = vec![0f32; mc.next_multiple_of(MR) * kc];
-                pack_a(&a[ic * k + pc..], k, mc, kc, &mut a_block);
+                let mut scratch = Vec::new();
+                let (from, lda) = a.block((ic, mc), (pc, kc), k, &mut scratch);
+                pack_a(from, lda, mc, kc, &mut a_block);
                 tiles(
                     mc,
                     nc,

@@ -338,6 +338,12 @@ pub enum Primitive {
     /// program's inputs from its second on; the program's input 0 is the product. Made by
     /// fusion, never by an op builder.
     MatmulThen(Rc<FusedExpr>),
+    /// A convolution's product with its epilogue, as [`Primitive::MatmulThen`], whose A is
+    /// the patches of input 0 (`[N, H, W, C]`, see [`Patches`]) rather than a made matrix:
+    /// the CPU makes them a block of rows at a time as the product needs them. Inputs: the
+    /// image, B (`[1, taps * C, O]`), then the program's inputs from its second on. Made by
+    /// fusion on the CPU stream, never by an op builder.
+    PatchesThen(Patches, Rc<FusedExpr>),
 }
 
 impl Primitive {
@@ -352,7 +358,8 @@ impl Primitive {
             Primitive::Unary(UnaryOp::Cast)
             | Primitive::View(_)
             | Primitive::Fused(_)
-            | Primitive::MatmulThen(_) => true,
+            | Primitive::MatmulThen(_)
+            | Primitive::PatchesThen(..) => true,
             // The CPU's kernel widens its B (a weight) panel by panel; the GPU's kernels read
             // both operands packed.
             Primitive::Matmul => k == 1 || device == crate::stream::Device::Gpu,
@@ -371,7 +378,8 @@ impl Primitive {
             Primitive::Unary(UnaryOp::Cast)
             | Primitive::View(_)
             | Primitive::Fused(_)
-            | Primitive::MatmulThen(_) => true,
+            | Primitive::MatmulThen(_)
+            | Primitive::PatchesThen(..) => true,
             Primitive::Matmul => device == crate::stream::Device::Gpu,
             _ => false,
         }
@@ -398,6 +406,7 @@ impl Primitive {
             Primitive::RowNorm(op, _) => op.name(),
             Primitive::Matmul => "matmul",
             Primitive::MatmulThen(_) => "fusedMatmul",
+            Primitive::PatchesThen(..) => "fusedConv",
             Primitive::Concatenate(_) => "concatenate",
             Primitive::Gather(_) => "takeAlongAxis",
             Primitive::Scatter(Scatter::Axis(_)) => "putAlongAxis",

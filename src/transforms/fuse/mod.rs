@@ -15,9 +15,11 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 use crate::array::{Array, lazy_order};
-use crate::dtype::DType;
-use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step, View};
+use crate::graph::primitive::{FusedExpr, GPU_FUSED_BUFFERS, Primitive, Step};
 use crate::stream::Device;
+
+mod product;
+use product::with_product_first;
 
 /// How big a region may grow on a device. GPU programs are shader source that the adapter
 /// compiles once per distinct program, so they stay short; the CPU runs any length.
@@ -101,9 +103,17 @@ pub fn fuse(outputs: &[Array], when: When) -> usize {
             let node = &graph.nodes[root];
             match product {
                 Some((leaf, matmul)) => {
+                    let patches = graph.patches_behind(matmul, root);
                     let (leaf, matmul) = (&graph.nodes[leaf], &graph.nodes[matmul]);
-                    let (expr, inputs) = with_product_first(expr, leaves, leaf, matmul);
-                    node.recompute_as(Primitive::MatmulThen(Rc::new(expr)), inputs);
+                    let (expr, mut inputs) = with_product_first(expr, leaves, leaf, matmul);
+                    let primitive = match patches {
+                        Some((image, spec)) => {
+                            inputs[0] = image;
+                            Primitive::PatchesThen(spec, Rc::new(expr))
+                        }
+                        None => Primitive::MatmulThen(Rc::new(expr)),
+                    };
+                    node.recompute_as(primitive, inputs);
                 }
                 None => node.recompute_as(Primitive::Fused(Rc::new(expr)), leaves),
             }
@@ -111,41 +121,6 @@ pub fn fuse(outputs: &[Array], when: When) -> usize {
         }
     }
     made
-}
-
-/// The program and inputs of a matmul with its epilogue: the product (`leaf`, the matmul or
-/// its reshape) becomes input 0, the other leaves follow in order, and the node's inputs are
-/// the matmul's two then those leaves.
-fn with_product_first(
-    expr: FusedExpr,
-    leaves: Vec<Array>,
-    leaf: &Array,
-    matmul: &Array,
-) -> (FusedExpr, Vec<Array>) {
-    let at = leaves
-        .iter()
-        .position(|l| l.id() == leaf.id())
-        .expect("the product is one of the region's leaves");
-    let renumber = |k: usize| match k.cmp(&at) {
-        std::cmp::Ordering::Equal => 0,
-        std::cmp::Ordering::Less => k + 1,
-        std::cmp::Ordering::Greater => k,
-    };
-    let steps = expr
-        .steps
-        .into_iter()
-        .map(|step| match step {
-            Step::Input(k) => Step::Input(renumber(k)),
-            other => other,
-        })
-        .collect();
-    let mut inputs = matmul.inputs();
-    inputs.extend(leaves.into_iter().filter(|l| l.id() != leaf.id()));
-    let expr = FusedExpr {
-        steps,
-        dtypes: expr.dtypes,
-    };
-    (expr, inputs)
 }
 
 /// The lazy nodes in dependency order, with what the planner needs of each.
@@ -236,53 +211,6 @@ impl Graph {
         let mut members: Vec<usize> = region.members.into_iter().collect();
         members.sort_unstable();
         (members, region.edges_in)
-    }
-
-    /// A matmul the region can take as its epilogue's input: a lazy float32 `Matmul` on the
-    /// region's stream, of the region's size, that nothing but the region reads or holds,
-    /// read directly or through a reshape (a convolution's product, `[1, N * H * W, O]`, is
-    /// read as `[N, H, W, O]`). Its finished rows then go through the program before they
-    /// leave the cache (CPU), and the product never outlives the node. Returns the leaf (the
-    /// matmul or its reshape) and the matmul.
-    fn product_of(&self, edges: &HashMap<usize, usize>, root: usize) -> Option<(usize, usize)> {
-        let region = &self.nodes[root];
-        // The CPU's epilogue writes over the float32 product in place; the GPU's stores each
-        // value in the node's dtype and rounds a packed product first (`gpu/epilogue.rs`).
-        let cpu = region.device() == Device::Cpu;
-        if cpu && region.dtype() != DType::Float32 {
-            return None;
-        }
-        let only_read_here = |j: usize, reads: usize| {
-            self.free[j]
-                && reads == self.uses[j]
-                && self.nodes[j].stream() == region.stream()
-                && self.nodes[j].size() == region.size()
-        };
-        let is_matmul = |j: usize| {
-            let dtype = self.nodes[j].dtype();
-            self.nodes[j].primitive() == Some(Primitive::Matmul)
-                && (dtype == DType::Float32 || (!cpu && dtype.is_packed()))
-        };
-        let mut candidates: Vec<(usize, usize)> = edges
-            .iter()
-            .map(|(&j, &reads)| (j, reads))
-            .filter(|&(j, reads)| only_read_here(j, reads))
-            .filter_map(|(j, _)| {
-                if is_matmul(j) {
-                    return (self.nodes[j].shape() == region.shape()).then_some((j, j));
-                }
-                let reshape = self.nodes[j].primitive() == Some(Primitive::View(View::Reshape));
-                match self.inputs[j].first() {
-                    Some(&Input::Lazy(i)) if reshape && is_matmul(i) && only_read_here(i, 1) => {
-                        Some((j, i))
-                    }
-                    _ => None,
-                }
-            })
-            .collect();
-        // The latest one (by dependency order), the same on every run.
-        candidates.sort_unstable();
-        candidates.pop()
     }
 
     /// The region's program and its inputs.
