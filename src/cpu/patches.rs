@@ -107,40 +107,72 @@ pub struct PatchRows<'a> {
 }
 
 impl PatchRows<'_> {
-    /// Elements `from..from + out.len()` of row `r` into `out`, every one of which it writes.
-    /// A kernel row at a time: without dilation its taps are one run of the input's row.
-    pub fn fill(&self, r: usize, from: usize, out: &mut [f32]) {
-        let ([h, w, c], [oh, ow]) = (self.image, self.out);
-        let [_, kw] = self.spec.kernel;
-        let (span, end) = (kw * c, from + out.len());
-        if span == 0 {
+    /// Elements `from..from + len` of rows `first..`, one run of `len` after another, into
+    /// all of `out`. The rows are consecutive output positions, so each one's image and
+    /// place are stepped to, not divided out (four divisions a row cost more than the copies
+    /// of an RGB image's patches).
+    pub fn fill_rows(&self, first: usize, from: usize, len: usize, out: &mut [f32]) {
+        let [oh, ow] = self.out;
+        let span = self.spec.kernel[1] * self.image[2];
+        if len == 0 || span == 0 {
             return;
         }
-        let image = &self.x[(r / (oh * ow)) * h * w * c..][..h * w * c];
-        let (y, xo) = ((r % (oh * ow)) / ow, r % ow);
+        // The kernel rows the range touches, the same for every row.
+        let kernel_rows = (from / span, (from + len).div_ceil(span));
+        let (mut n, at) = (first / (oh * ow), first % (oh * ow));
+        let (mut y, mut x) = (at / ow, at % ow);
+        for to in out.chunks_exact_mut(len) {
+            self.fill_at((n, y, x), from, kernel_rows, to);
+            x += 1;
+            if x == ow {
+                (x, y) = (0, y + 1);
+                if y == oh {
+                    (y, n) = (0, n + 1);
+                }
+            }
+        }
+    }
+
+    /// Elements `from..from + to.len()` of the patch of image `n` at output `(y, x)`, a
+    /// kernel row at a time (rows `kernel_rows`): without dilation its taps are one run of
+    /// the input's row.
+    fn fill_at(
+        &self,
+        (n, y, x): (usize, usize, usize),
+        from: usize,
+        kernel_rows: (usize, usize),
+        to: &mut [f32],
+    ) {
+        let [h, w, c] = self.image;
+        let span = self.spec.kernel[1] * c;
+        let end = from + to.len();
+        let image = &self.x[n * h * w * c..][..h * w * c];
         // The input column of tap 0 (negative or past the row: padding).
-        let column = (xo * self.spec.stride[1]) as isize - self.spec.padding[1] as isize;
-        for i in from / span..end.div_ceil(span) {
+        let column = (x * self.spec.stride[1]) as isize - self.spec.padding[1] as isize;
+        for i in kernel_rows.0..kernel_rows.1 {
             let (lo, hi) = ((i * span).max(from), ((i + 1) * span).min(end));
-            let to = &mut out[lo - from..hi - from];
+            let run = &mut to[lo - from..hi - from];
             let Some(row) = self.spec.source(0, y, i, h) else {
-                to.fill(0.0);
+                run.fill(0.0);
                 continue;
             };
             let row = &image[row * w * c..(row + 1) * w * c];
             let within = lo - i * span;
             if self.spec.dilation[1] == 1 {
-                copy_clipped(to, row, column * c as isize + within as isize);
+                copy_clipped(run, row, column * c as isize + within as isize);
                 continue;
             }
             // Dilated: each tap (or the part of one in range) on its own.
             let mut at = 0;
-            while at < to.len() {
+            while at < run.len() {
                 let (j, channel) = ((within + at) / c, (within + at) % c);
-                let len = (c - channel).min(to.len() - at);
+                let len = (c - channel).min(run.len() - at);
                 let tap = column + (j * self.spec.dilation[1]) as isize;
-                let start = tap * c as isize + channel as isize;
-                copy_clipped(&mut to[at..at + len], row, start);
+                copy_clipped(
+                    &mut run[at..at + len],
+                    row,
+                    tap * c as isize + channel as isize,
+                );
                 at += len;
             }
         }

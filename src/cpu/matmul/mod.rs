@@ -147,9 +147,7 @@ pub fn patches_then(
     if m < MR {
         // Fewer rows than a register tile: made whole, and multiplied as any A.
         let mut rows = vec![0f32; m * k];
-        for (r, to) in rows.chunks_exact_mut(k.max(1)).enumerate().take(m) {
-            a.fill(r, 0, to);
-        }
+        a.fill_rows(0, 0, k, &mut rows);
         return matmul_then(1, m, n, k, (&rows, 0, 0), b, finish);
     }
     let b = Rows {

@@ -32,9 +32,7 @@ impl Lhs<'_> {
             Lhs::Dense(a) => (&a[ic * k + pc..], k),
             Lhs::Patches(rows, first) => {
                 scratch.resize(mc * kc, 0.0);
-                for (r, to) in scratch.chunks_exact_mut(kc).enumerate() {
-                    rows.fill(first + ic + r, pc, to);
-                }
+                rows.fill_rows(first + ic, pc, kc, scratch);
                 (&scratch[..], kc)
             }
         }
