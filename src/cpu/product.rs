@@ -49,7 +49,7 @@ pub(super) fn eval_patches_then(
         out: [shape[1], shape[2]],
     };
     let m = shape[0] * shape[1] * shape[2];
-    let b = b_operand(&inputs[1], &host[1]);
+    let b = matrix_words(&inputs[1], &host[1]);
     with_epilogue(expr, node, inputs, host, |finish| {
         matmul::patches_then(m, n, k, rows, (b.elements(), b.1, b.2), finish)
     })
@@ -110,7 +110,8 @@ impl MatrixWords<'_> {
     }
 }
 
-fn b_operand<'a>(x: &Spec, h: &HostInput<'a>) -> MatrixWords<'a> {
+/// Input `x`'s matrices as [`MatrixWords`].
+fn matrix_words<'a>(x: &Spec, h: &HostInput<'a>) -> MatrixWords<'a> {
     match crate::graph::shape::matrix_batch_stride(x.shape(), h.layout) {
         Some(stride) => MatrixWords(
             std::borrow::Cow::Borrowed(h.words),
@@ -131,8 +132,8 @@ fn b_operand<'a>(x: &Spec, h: &HostInput<'a>) -> MatrixWords<'a> {
 /// matrices cannot be walked in place is copied first. `finish` sees each finished stretch.
 fn product(inputs: &[Spec], host: &[HostInput], finish: &matmul::Finish) -> Vec<f32> {
     let (a, b) = (
-        b_operand(&inputs[0], &host[0]),
-        b_operand(&inputs[1], &host[1]),
+        matrix_words(&inputs[0], &host[0]),
+        matrix_words(&inputs[1], &host[1]),
     );
     let (a_shape, b_shape) = (inputs[0].shape(), inputs[1].shape());
     let r = a_shape.len();

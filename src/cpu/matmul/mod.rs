@@ -103,17 +103,54 @@ pub fn matmul_then(
     b: Source,
     finish: &Finish,
 ) -> Vec<f32> {
+    product(batch, Dims { m, n, k }, BatchA::Dense(a), b, finish)
+}
+
+/// The product of a convolution's patches (`m` rows of `k`, [`PatchRows`]) by one matrix
+/// of B, as [`matmul_then`] (`finish` on every row once it is final), with the patches made
+/// a block of rows at a time by the thread that multiplies them: the patches never go through
+/// memory whole.
+pub fn patches_then(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: PatchRows,
+    b: Source,
+    finish: &Finish,
+) -> Vec<f32> {
+    product(1, Dims { m, n, k }, BatchA::Patches(a), b, finish)
+}
+
+/// A batch's A: dense matrices, or one convolution's patches.
+#[derive(Clone, Copy)]
+enum BatchA<'a> {
+    Dense(Operand<'a>),
+    Patches(PatchRows<'a>),
+}
+
+impl<'a> BatchA<'a> {
+    /// Rows `r0..r0 + rows` of matrix `i` (of `m` rows of `k`), as the loop nest reads them.
+    fn rows(self, i: usize, (m, k): (usize, usize), r0: usize, rows: usize) -> Lhs<'a> {
+        match self {
+            BatchA::Dense(a) => Lhs::Dense(&a.0[a.1 + i * a.2 + r0 * k..][..rows * k]),
+            BatchA::Patches(p) => Lhs::Patches(p, i * m + r0),
+        }
+    }
+}
+
+/// The batch's products, split over the pool (see [`matmul_then`]).
+fn product(batch: usize, dims: Dims, a: BatchA, b: Source, finish: &Finish) -> Vec<f32> {
+    let Dims { m, n, k } = dims;
     let len = batch * m * n;
-    let dims = Dims { m, n, k };
     if len == 0 {
         return Vec::new();
     }
     if shares_panels(dims) {
         let mut out = vec![0f32; len];
         for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
-            let (a, b) = matrix(i, m * k, (a, b));
             let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
-            packed::matmul_shared(m, n, k, Lhs::Dense(a), b, c, &rows_done);
+            let a = a.rows(i, (m, k), 0, m);
+            packed::matmul_shared(m, n, k, a, matrix_b(i, b), c, &rows_done);
         }
         return out;
     }
@@ -129,53 +166,6 @@ pub fn matmul_then(
     })
 }
 
-/// The product of a convolution's patches (`m` rows of `k`, [`PatchRows`]) by one matrix
-/// of B, as [`matmul_then`] (`finish` on every row once it is final), with the patches made
-/// a block of rows at a time by the thread that multiplies them: the patches never go through
-/// memory whole.
-pub fn patches_then(
-    m: usize,
-    n: usize,
-    k: usize,
-    a: PatchRows,
-    b: Source,
-    finish: &Finish,
-) -> Vec<f32> {
-    if m * n == 0 {
-        return Vec::new();
-    }
-    if m < MR {
-        // Fewer rows than a register tile: made whole, and multiplied as any A.
-        let mut rows = vec![0f32; m * k];
-        a.fill_rows(0, 0, k, &mut rows);
-        return matmul_then(1, m, n, k, (&rows, 0, 0), b, finish);
-    }
-    let b = Rows {
-        elements: b.0,
-        base: b.1,
-    };
-    if shares_panels(Dims { m, n, k }) {
-        let mut out = vec![0f32; m * n];
-        let rows_done = |first_row: usize, c: &mut [f32]| finish(first_row * n, c);
-        packed::matmul_shared(m, n, k, Lhs::Patches(a, 0), b, &mut out, &rows_done);
-        return out;
-    }
-    let rows = pool::even_rows_per_part(m, n * k).next_multiple_of(MR);
-    pool::zeroed_parts(m * n, rows * n, |start, c| {
-        let first = start / n;
-        let mut rows_done = |r: usize, c: &mut [f32]| finish((first + r) * n, c);
-        packed::matmul(
-            c.len() / n,
-            n,
-            k,
-            Lhs::Patches(a, first),
-            b,
-            c,
-            &mut rows_done,
-        );
-    })
-}
-
 /// Whether each product is large enough, with enough rows and a B wide enough to be packed,
 /// that the pool's threads share its packed panels and claim blocks of its rows in turn
 /// (`packed::matmul_shared`), rather than split the batch's rows once.
@@ -186,13 +176,12 @@ fn shares_panels(Dims { m, n, k }: Dims) -> bool {
         && m.saturating_mul(n).saturating_mul(k) >= 1 << 22
 }
 
-/// Matrix `i` of the batch: A's `a_len` elements and B's rows.
-fn matrix<'a>(i: usize, a_len: usize, (a, b): (Operand<'a>, Source<'a>)) -> (&'a [f32], Rows<'a>) {
-    let rows = Rows {
+/// Matrix `i` of the batch's B, as rows.
+fn matrix_b(i: usize, b: Source) -> Rows {
+    Rows {
         elements: b.0,
         base: b.1 + i * b.2,
-    };
-    (&a.0[a.1 + i * a.2..][..a_len], rows)
+    }
 }
 
 /// One product's sizes.
@@ -209,7 +198,7 @@ fn product_rows(
     Dims { m, n, k }: Dims,
     first: usize,
     c: &mut [f32],
-    (a, b): (Operand, Source),
+    (a, b): (BatchA, Source),
     finish: &Finish,
 ) {
     let end = first + c.len() / n;
@@ -218,12 +207,14 @@ fn product_rows(
         let (i, r0) = (row / m, row % m);
         let rows = (m - r0).min(end - row);
         let to = &mut c[(row - first) * n..(row - first + rows) * n];
-        let (a, b) = matrix(i, m * k, (a, b));
-        let a = &a[r0 * k..(r0 + rows) * k];
+        let (a, b) = (a.rows(i, (m, k), r0, rows), matrix_b(i, b));
         let mut rows_done = |first_row: usize, c: &mut [f32]| finish((row + first_row) * n, c);
         if m >= MR {
-            packed::matmul(rows, n, k, Lhs::Dense(a), b, to, &mut rows_done);
+            packed::matmul(rows, n, k, a, b, to, &mut rows_done);
         } else {
+            // Fewer rows than a register tile: row updates, of A in place or made whole.
+            let mut scratch = Vec::new();
+            let (a, _) = a.block((0, rows), (0, k), k, &mut scratch);
             simple::matmul(rows, n, k, a, b, to);
             rows_done(0, to);
         }

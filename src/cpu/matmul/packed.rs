@@ -21,7 +21,7 @@ pub enum Lhs<'a> {
 impl Lhs<'_> {
     /// Rows `ic..ic + mc`, columns `pc..pc + kc` of A, and how far apart its rows are: in
     /// place (`k`), or made in `scratch` (`kc`).
-    fn block<'s>(
+    pub(super) fn block<'s>(
         &'s self,
         (ic, mc): (usize, usize),
         (pc, kc): (usize, usize),

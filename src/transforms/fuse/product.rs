@@ -49,12 +49,8 @@ impl Graph {
                     return (self.nodes[j].shape() == region.shape()).then_some((j, j));
                 }
                 let reshape = self.nodes[j].primitive() == Some(Primitive::View(View::Reshape));
-                match self.inputs[j].first() {
-                    Some(&Input::Lazy(i)) if reshape && is_matmul(i) && only_read_here(i, 1) => {
-                        Some((j, i))
-                    }
-                    _ => None,
-                }
+                let i = self.first_lazy(j).filter(|_| reshape)?;
+                (is_matmul(i) && only_read_here(i, 1)).then_some((j, i))
             })
             .collect();
         // The latest one (by dependency order), the same on every run.
@@ -77,10 +73,7 @@ impl Graph {
         let only_here = |j: usize| {
             self.free[j] && self.uses[j] == 1 && self.nodes[j].stream() == region.stream()
         };
-        let mut at = match self.inputs[matmul].first() {
-            Some(&Input::Lazy(j)) => j,
-            _ => return None,
-        };
+        let mut at = self.first_lazy(matmul)?;
         loop {
             if !only_here(at) {
                 return None;
@@ -105,10 +98,15 @@ impl Graph {
                 }
                 _ => return None,
             }
-            at = match self.inputs[at].first() {
-                Some(&Input::Lazy(j)) => j,
-                _ => return None,
-            };
+            at = self.first_lazy(at)?;
+        }
+    }
+
+    /// Node `j`'s first input, where it is lazy.
+    fn first_lazy(&self, j: usize) -> Option<usize> {
+        match self.inputs[j].first() {
+            Some(&Input::Lazy(i)) => Some(i),
+            _ => None,
         }
     }
 }
