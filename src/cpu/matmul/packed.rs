@@ -115,10 +115,12 @@ pub fn matmul(
 }
 
 /// [`matmul`] of one large product over the CPU pool, BLIS's way: each panel of B is packed
-/// once (its micro-panels split over the pool), then the pool's threads claim blocks of rows of
-/// A (a few per thread, at most MC) in turn, each packing its block and running its tiles against the shared panel. Many
-/// small blocks balance the threads when one is slowed (a busy machine, a late wake-up), which
-/// a fixed split of the rows cannot. `finish` runs on each block's rows once they are final.
+/// once (its micro-panels split over the pool), then the pool's threads claim blocks of rows
+/// of A (a few per thread, at most MC) in turn, each packing its block (or, for a narrow B,
+/// reading it in place or making a convolution's patches, as `matmul` does) and running its
+/// tiles against the shared panel. Many small blocks balance the threads when one is slowed
+/// (a busy machine, a late wake-up), which a fixed split of the rows cannot. `finish` runs on
+/// each block's rows once they are final.
 pub fn matmul_shared(
     m: usize,
     n: usize,
@@ -131,6 +133,9 @@ pub fn matmul_shared(
     pool::wake_ahead();
     let depth = panel_depth(k, n);
     let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
+    // As in `matmul`: a narrow B's A is read in place (or a convolution's patches made).
+    let direct = n <= DIRECT_MAX_N;
+    let zeros = vec![0f32; depth];
     // A few blocks of rows per thread, so that a thread that is done takes another's; at
     // most MC rows (A's block stays in the second-level cache).
     let block = m.div_ceil(pool::threads() * 4).next_multiple_of(MR).min(MC);
@@ -155,21 +160,24 @@ pub fn matmul_shared(
             });
             let last = nc == n && pc + kc == k;
             let panel = &b_panel[..];
+            let zeros = &zeros[..kc];
             pool::fill_parts(&mut c[..m * n], block * n, |at, rows| {
                 let (ic, mc) = (at / n, rows.len() / n);
-                let mut a_block = vec![0f32; mc.next_multiple_of(MR) * kc];
-                let mut scratch = Vec::new();
-                let (from, lda) = a.block((ic, mc), (pc, kc), k, &mut scratch);
-                pack_a(from, lda, mc, kc, &mut a_block);
-                tiles(
-                    mc,
-                    nc,
-                    kc,
-                    Panels::Packed(&a_block),
-                    panel,
-                    &mut rows[jc..],
-                    n,
-                );
+                with_scratch(|scratch, a_block| {
+                    let (from, lda) = a.block((ic, mc), (pc, kc), k, scratch);
+                    let panels = if direct {
+                        Panels::InPlace(&Block {
+                            a: from,
+                            lda,
+                            zeros,
+                        })
+                    } else {
+                        a_block.resize(mc.next_multiple_of(MR) * kc, 0.0);
+                        pack_a(from, lda, mc, kc, a_block);
+                        Panels::Packed(a_block)
+                    };
+                    tiles(mc, nc, kc, panels, panel, &mut rows[jc..], n);
+                });
                 if last {
                     finish(ic, rows);
                 }
@@ -179,6 +187,21 @@ pub fn matmul_shared(
     if n > NC || k == 0 {
         finish(0, c);
     }
+}
+
+/// Runs `f` with this thread's scratch buffers (a block of patches, a packed block of A),
+/// kept between blocks, so that a product's many blocks do not each allocate and zero their
+/// own. A part that runs while another holds them (a nested job on the same thread) gets
+/// new ones.
+fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>, &mut Vec<f32>) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::Cell<(Vec<f32>, Vec<f32>)> =
+            const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+    }
+    let (mut patches, mut packed) = SCRATCH.take();
+    let result = f(&mut patches, &mut packed);
+    SCRATCH.set((patches, packed));
+    result
 }
 
 /// The widest B whose A is read in place rather than packed.
