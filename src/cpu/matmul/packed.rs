@@ -72,17 +72,8 @@ pub fn matmul(
     // row of A is read only a few times: reading it in place beats copying it first (the
     // peer benchmark's CNN: 21-22 ms against 22-25). A wide one reads each row once per panel,
     // and the packed copy's locality wins (matmul 1024: 58 ms against 63).
-    let direct = n <= DIRECT_MAX_N;
-    let mut a_block = vec![
-        0f32;
-        if direct {
-            0
-        } else {
-            MC.min(m).next_multiple_of(MR) * depth
-        }
-    ];
-    let zeros = vec![0f32; depth];
-    let mut scratch = Vec::new();
+    let zeros = (n <= DIRECT_MAX_N).then(|| vec![0f32; depth]);
+    let (mut scratch, mut a_block) = (Vec::new(), Vec::new());
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
         for pc in (0..k).step_by(depth) {
@@ -90,19 +81,10 @@ pub fn matmul(
             pack_b(b, (pc, jc), n, (kc, nc), &mut b_panel);
             for ic in (0..m).step_by(MC) {
                 let mc = MC.min(m - ic);
-                let c_block = &mut c[ic * n + jc..];
-                let (rows, lda) = a.block((ic, mc), (pc, kc), k, &mut scratch);
-                if direct {
-                    let block = Block {
-                        a: rows,
-                        lda,
-                        zeros: &zeros[..kc],
-                    };
-                    tiles(mc, nc, kc, Panels::InPlace(&block), &b_panel, c_block, n);
-                } else {
-                    pack_a(rows, lda, mc, kc, &mut a_block);
-                    tiles(mc, nc, kc, Panels::Packed(&a_block), &b_panel, c_block, n);
-                }
+                let from = a.block((ic, mc), (pc, kc), k, &mut scratch);
+                let zeros = zeros.as_deref().map(|z| &z[..kc]);
+                let out = (&b_panel[..], &mut c[ic * n + jc..], n);
+                block_tiles(from, (mc, nc, kc), zeros, &mut a_block, out);
                 if nc == n && pc + kc == k {
                     finish(ic, &mut c[ic * n..(ic + mc) * n]);
                 }
@@ -134,8 +116,7 @@ pub fn matmul_shared(
     let depth = panel_depth(k, n);
     let mut b_panel = vec![0f32; depth * NC.min(n).next_multiple_of(NR)];
     // As in `matmul`: a narrow B's A is read in place (or a convolution's patches made).
-    let direct = n <= DIRECT_MAX_N;
-    let zeros = vec![0f32; depth];
+    let zeros = (n <= DIRECT_MAX_N).then(|| vec![0f32; depth]);
     // A few blocks of rows per thread, so that a thread that is done takes another's; at
     // most MC rows (A's block stays in the second-level cache).
     let block = m.div_ceil(pool::threads() * 4).next_multiple_of(MR).min(MC);
@@ -160,23 +141,13 @@ pub fn matmul_shared(
             });
             let last = nc == n && pc + kc == k;
             let panel = &b_panel[..];
-            let zeros = &zeros[..kc];
+            let zeros = zeros.as_deref().map(|z| &z[..kc]);
             pool::fill_parts(&mut c[..m * n], block * n, |at, rows| {
                 let (ic, mc) = (at / n, rows.len() / n);
                 with_scratch(|scratch, a_block| {
-                    let (from, lda) = a.block((ic, mc), (pc, kc), k, scratch);
-                    let panels = if direct {
-                        Panels::InPlace(&Block {
-                            a: from,
-                            lda,
-                            zeros,
-                        })
-                    } else {
-                        a_block.resize(mc.next_multiple_of(MR) * kc, 0.0);
-                        pack_a(from, lda, mc, kc, a_block);
-                        Panels::Packed(a_block)
-                    };
-                    tiles(mc, nc, kc, panels, panel, &mut rows[jc..], n);
+                    let from = a.block((ic, mc), (pc, kc), k, scratch);
+                    let out = (panel, &mut rows[jc..], n);
+                    block_tiles(from, (mc, nc, kc), zeros, a_block, out);
                 });
                 if last {
                     finish(ic, rows);
@@ -186,6 +157,33 @@ pub fn matmul_shared(
     }
     if n > NC || k == 0 {
         finish(0, c);
+    }
+}
+
+/// The tiles of one (mc x nc) block of C (`c`, rows `ldc` apart) against B's packed panel
+/// `b`, with A's block `(from, lda)` read in place where `zeros` is given (a narrow B; the
+/// zeros stand in for the rows past the block), else packed into `packed` first.
+fn block_tiles(
+    (from, lda): (&[f32], usize),
+    (mc, nc, kc): (usize, usize, usize),
+    zeros: Option<&[f32]>,
+    packed: &mut Vec<f32>,
+    (b, c, ldc): (&[f32], &mut [f32], usize),
+) {
+    match zeros {
+        Some(zeros) => {
+            let block = Block {
+                a: from,
+                lda,
+                zeros,
+            };
+            tiles(mc, nc, kc, Panels::InPlace(&block), b, c, ldc);
+        }
+        None => {
+            packed.resize(mc.next_multiple_of(MR) * kc, 0.0);
+            pack_a(from, lda, mc, kc, packed);
+            tiles(mc, nc, kc, Panels::Packed(packed), b, c, ldc);
+        }
     }
 }
 
