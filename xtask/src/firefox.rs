@@ -2,6 +2,12 @@
 //! itself on `--remote-debugging-port`: Debian packages no geckodriver. Just enough to open a
 //! page and run scripts in it, as `webdriver::Browser` does for Chromium; the socket is
 //! `tungstenite`'s.
+//!
+//! The test pages run in a Firefox with no remote protocol attached ([`run_unattended`]), and
+//! post their reports to the server: with a BiDi session open, Firefox ESR 153 now and then
+//! hangs a worker's `new Worker(...)` for good (in a page of module workers each starting
+//! workers in turn, within some tens of starts; none in 700 starts with no session), and a
+//! page running tandem in a worker starts its pool's workers that way.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -129,6 +135,50 @@ impl Drop for Firefox {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// Opens `url` (served by `serve`) in a headless Firefox with no remote protocol attached,
+/// and returns the `{state, text}` the page posted (`tests/pages/report.js`, for
+/// `#report=TOKEN`); an error if none came within `timeout`.
+pub fn run_unattended(manifest: &Manifest, url: &str, timeout: Duration) -> Result<Value, String> {
+    let token = format!("firefox-{}-{}", std::process::id(), free_port()?);
+    let profile = std::env::temp_dir().join(format!("tandem-{token}"));
+    write_profile(&profile)?;
+    let process = Command::new(&manifest.firefox)
+        .args(["--headless", "--no-remote", "--profile"])
+        .arg(&profile)
+        .arg(format!("{url}#report={token}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", manifest.firefox.display()))?;
+    let _firefox = Unattended { process, profile };
+    let started = Instant::now();
+    while started.elapsed() < timeout {
+        if let Some(report) = crate::serve::take_report(&token) {
+            return serde_json::from_str(&report)
+                .map_err(|e| format!("the page {url} posted a report that is not JSON: {e}"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!(
+        "the page {url} did not report within {} s",
+        timeout.as_secs()
+    ))
+}
+
+/// A Firefox started by [`run_unattended`]: killed, and its profile removed, on drop.
+struct Unattended {
+    process: Child,
+    profile: PathBuf,
+}
+
+impl Drop for Unattended {
+    fn drop(&mut self) {
         let _ = self.process.kill();
         let _ = self.process.wait();
         let _ = std::fs::remove_dir_all(&self.profile);

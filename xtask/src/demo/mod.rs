@@ -108,9 +108,16 @@ pub fn run_page_in(
 ) -> Result<String, String> {
     let (folder, file) = page.split_once('/').unwrap_or((page, ""));
     let address = serve_pages(manifest, folder)?;
-    browser.drive(manifest, |b| {
-        finish_page(b, &format!("http://{address}/{file}"), global, timeout)
-    })
+    let url = format!("http://{address}/{file}");
+    match browser {
+        // Unattended: see `firefox`'s module notes (the report comes through the server, as
+        // `tests/pages/report.js` posts it, so `global` is not read).
+        Other::Firefox => outcome(
+            &url,
+            &crate::firefox::run_unattended(manifest, &url, timeout)?,
+        ),
+        Other::WebKit => browser.drive(manifest, |b| finish_page(b, &url, global, timeout)),
+    }
 }
 
 /// Opens `url` and waits for its report in `window[global]`; its text, or an error with it.
@@ -123,7 +130,11 @@ fn finish_page(
     browser.goto(url)?;
     let script =
         format!("const r = window.{global}; return r && r.state !== 'running' ? r : null;");
-    let result = browser.wait_for(&script, timeout)?;
+    outcome(url, &browser.wait_for(&script, timeout)?)
+}
+
+/// A page's `{state, text}` report: its text if it is done, else an error with the text.
+fn outcome(url: &str, result: &serde_json::Value) -> Result<String, String> {
     let text = result["text"].as_str().unwrap_or_default().to_string();
     match result["state"].as_str() {
         Some("done") => Ok(text),
