@@ -219,3 +219,48 @@ pub fn gauge_offsets() -> std::collections::BTreeMap<String, f64> {
         })
         .collect()
 }
+
+/// The page's active blocks by id, each as `device size op stream`, from `memorySnapshot()`.
+pub fn active_blocks() -> std::collections::BTreeMap<u64, String> {
+    tandem::js::memory::memory_snapshot()
+        .iter()
+        .filter(|entry| get(entry, "state").as_string().as_deref() == Some("active"))
+        .filter_map(|entry| {
+            let id = get(&entry, "id").as_f64()? as u64;
+            let text = |key: &str| {
+                let value = get(&entry, key);
+                value.as_string().unwrap_or_else(|| format!("{value:?}"))
+            };
+            let size = get(&entry, "size").as_f64().unwrap_or(0.0);
+            let what = format!(
+                "{} {size} bytes, op {}, stream {}",
+                text("device"),
+                text("op"),
+                text("stream")
+            );
+            Some((id, what))
+        })
+        .collect()
+}
+
+/// Fails unless active memory is back at `start`, naming the blocks alive now that were not
+/// in `before` (`active_blocks()` when `start` was read), so that a leak says what leaked.
+pub fn assert_active_back(start: f64, before: &std::collections::BTreeMap<u64, String>) {
+    let now = stat("active_bytes.all.current");
+    if now == start {
+        return;
+    }
+    let new: Vec<String> = active_blocks()
+        .into_iter()
+        .filter(|(id, _)| !before.contains_key(id))
+        .map(|(id, what)| format!("#{id}: {what}"))
+        .collect();
+    let gone: Vec<&u64> = before
+        .keys()
+        .filter(|id| !active_blocks().contains_key(id))
+        .collect();
+    panic!(
+        "active memory went {start} -> {now} bytes; blocks alive now that were not before: \
+         {new:?}; blocks freed since: {gone:?}"
+    );
+}
