@@ -12,6 +12,7 @@
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -23,11 +24,10 @@ use crate::webdriver::{Page, free_port};
 /// A headless Firefox with a fresh profile and one BiDi session; ended, with its profile, on
 /// drop.
 pub struct Firefox {
-    process: Child,
+    process: Process,
     socket: std::cell::RefCell<WebSocket<TcpStream>>,
     next_id: std::cell::Cell<u64>,
     context: String,
-    profile: PathBuf,
 }
 
 /// How long Firefox may take to open its BiDi port.
@@ -37,25 +37,20 @@ impl Firefox {
     /// Starts `firefox` (the manifest's) headless and opens a session on its only tab.
     pub fn launch(manifest: &Manifest) -> Result<Firefox, String> {
         let port = free_port()?;
-        let profile =
-            std::env::temp_dir().join(format!("tandem-firefox-{}-{port}", std::process::id()));
-        write_profile(&profile)?;
-        let process = Command::new(&manifest.firefox)
-            .args(["--headless", "--no-remote", "--profile"])
-            .arg(&profile)
-            .arg(format!("--remote-debugging-port={port}"))
-            .arg("about:blank")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", manifest.firefox.display()))?;
+        let process = Process::start(
+            manifest,
+            &format!("firefox-{}-{port}", std::process::id()),
+            &[
+                format!("--remote-debugging-port={port}"),
+                "about:blank".into(),
+            ],
+        )?;
         let socket = connect(port)?;
         let mut firefox = Firefox {
             process,
             socket: std::cell::RefCell::new(socket),
             next_id: std::cell::Cell::new(1),
             context: String::new(),
-            profile,
         };
         firefox.command("session.new", json!({ "capabilities": {} }))?;
         let tree = firefox.command("browsingContext.getTree", json!({}))?;
@@ -130,14 +125,12 @@ impl Drop for Firefox {
         let _ = self.command("browser.close", json!({}));
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(5) {
-            if matches!(self.process.try_wait(), Ok(Some(_))) {
+            if matches!(self.process.child.try_wait(), Ok(Some(_))) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
+        // `process` then kills what is left and removes the profile.
     }
 }
 
@@ -145,18 +138,12 @@ impl Drop for Firefox {
 /// and returns the `{state, text}` the page posted (`tests/pages/report.js`, for
 /// `#report=TOKEN`); an error if none came within `timeout`.
 pub fn run_unattended(manifest: &Manifest, url: &str, timeout: Duration) -> Result<Value, String> {
-    let token = format!("firefox-{}-{}", std::process::id(), free_port()?);
-    let profile = std::env::temp_dir().join(format!("tandem-{token}"));
-    write_profile(&profile)?;
-    let process = Command::new(&manifest.firefox)
-        .args(["--headless", "--no-remote", "--profile"])
-        .arg(&profile)
-        .arg(format!("{url}#report={token}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", manifest.firefox.display()))?;
-    let _firefox = Unattended { process, profile };
+    // A token per page run: a page of an earlier run that reports late is never taken for
+    // this one's.
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, Ordering::Relaxed);
+    let token = format!("firefox-page-{}-{run}", std::process::id());
+    let _firefox = Process::start(manifest, &token, &[format!("{url}#report={token}")])?;
     let started = Instant::now();
     while started.elapsed() < timeout {
         if let Some(report) = crate::serve::take_report(&token) {
@@ -171,16 +158,35 @@ pub fn run_unattended(manifest: &Manifest, url: &str, timeout: Duration) -> Resu
     ))
 }
 
-/// A Firefox started by [`run_unattended`]: killed, and its profile removed, on drop.
-struct Unattended {
-    process: Child,
+/// A headless Firefox on a fresh profile: killed, and its profile removed, on drop (also
+/// when what started it fails midway).
+struct Process {
+    child: Child,
     profile: PathBuf,
 }
 
-impl Drop for Unattended {
+impl Process {
+    /// Starts the manifest's `firefox` headless on a fresh profile `tandem-NAME` in the
+    /// temporary folder, with `args` after it.
+    fn start(manifest: &Manifest, name: &str, args: &[String]) -> Result<Process, String> {
+        let profile = std::env::temp_dir().join(format!("tandem-{name}"));
+        write_profile(&profile)?;
+        let child = Command::new(&manifest.firefox)
+            .args(["--headless", "--no-remote", "--profile"])
+            .arg(&profile)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", manifest.firefox.display()))?;
+        Ok(Process { child, profile })
+    }
+}
+
+impl Drop for Process {
     fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }

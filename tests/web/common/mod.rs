@@ -250,15 +250,13 @@ pub fn assert_active_back(start: f64, before: &std::collections::BTreeMap<u64, S
     if now == start {
         return;
     }
-    let new: Vec<String> = active_blocks()
-        .into_iter()
+    let alive = active_blocks();
+    let new: Vec<String> = alive
+        .iter()
         .filter(|(id, _)| !before.contains_key(id))
         .map(|(id, what)| format!("#{id}: {what}"))
         .collect();
-    let gone: Vec<&u64> = before
-        .keys()
-        .filter(|id| !active_blocks().contains_key(id))
-        .collect();
+    let gone: Vec<&u64> = before.keys().filter(|id| !alive.contains_key(id)).collect();
     panic!(
         "active memory went {start} -> {now} bytes; blocks alive now that were not before: \
          {new:?}; blocks freed since: {gone:?}"
