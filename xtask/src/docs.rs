@@ -1,5 +1,6 @@
 //! The documents a person reads first, checked by `cargo test`: every relative link in a
-//! markdown file of the repository resolves to a file in it, and nothing in the repository
+//! markdown file of the repository resolves to a file in it, so does every path of the tree
+//! that the prose names in backticks (`src/…`, `tests/…`), and nothing in the repository
 //! points outside it (to a sibling folder, or to design notes a clone does not have). The code
 //! blocks are type-checked by `docs/tools/check-blocks.mjs` in `cargo xtask test`'s package
 //! steps, since that needs the package's types and TypeScript.
@@ -106,6 +107,106 @@ mod tests {
             }
         }
         assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// The folders whose paths the prose names; a span that starts with one is a path here.
+    const TREE: [&str; 8] = [
+        "src/",
+        "xtask/",
+        "tests/",
+        "www/",
+        "bench/",
+        "docs/",
+        "npm/",
+        "examples/",
+    ];
+
+    /// The paths of the tree named in inline code spans of `text` outside fenced blocks, with
+    /// their lines: a span that starts with a folder of [`TREE`], up to a `:line` or `#anchor`,
+    /// leaving out patterns (`*`) and installed folders.
+    fn named_paths(text: &str) -> Vec<(usize, String)> {
+        let mut found = Vec::new();
+        let mut fenced = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            if fenced {
+                continue;
+            }
+            for span in line.split('`').skip(1).step_by(2) {
+                let path = span.split([':', '#']).next().unwrap_or("");
+                let pattern = path.contains(['*', ' ', '<', '|']) || path.contains("node_modules");
+                if TREE.iter().any(|t| path.starts_with(t)) && !pattern {
+                    found.push((n + 1, path.to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    /// The endings of the source files whose names the prose gives without their folders
+    /// (`fuse/mod.rs`, `exp.rs`): each must end the path of a file in the tree.
+    const SOURCES: [&str; 5] = [".rs", ".wgsl", ".js", ".mjs", ".ts"];
+
+    /// The spans of `text` that name a source file by its tail, as [`named_paths`] reads
+    /// them; the built package's files (`pkg/…`) are not in the tree.
+    fn named_files(text: &str) -> Vec<(usize, String)> {
+        let mut found = Vec::new();
+        let mut fenced = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            for span in line.split('`').skip(1).step_by(2).filter(|_| !fenced) {
+                let name = span.split([':', '#']).next().unwrap_or("");
+                // A path of the tree is checked whole by [`named_paths`].
+                let whole = TREE.iter().any(|t| name.starts_with(t));
+                let plain = !name.contains(['*', ' ', '<', '|', '(']) && !name.starts_with("pkg/");
+                if plain && !whole && SOURCES.iter().any(|e| name.ends_with(e)) {
+                    found.push((n + 1, name.to_string()));
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_path_the_prose_names_is_in_the_tree() {
+        let root = root();
+        let tree: Vec<String> = files_under(&root, &SOURCES, &SKIPPED)
+            .iter()
+            .map(|p| format!("/{}", p.strip_prefix(&root).unwrap().display()))
+            .collect();
+        let mut problems = Vec::new();
+        for doc in files_under(&root, &[".md"], &SKIPPED) {
+            let text = std::fs::read_to_string(&doc).unwrap();
+            let shown = doc.strip_prefix(&root).unwrap().display().to_string();
+            for (line, path) in named_paths(&text) {
+                if !root.join(&path).exists() {
+                    problems.push(format!("{shown}:{line}: `{path}` is not in the tree"));
+                }
+            }
+            for (line, name) in named_files(&text) {
+                let tail = format!("/{}", name.trim_start_matches("./"));
+                if !tree.iter().any(|p| p.ends_with(&tail)) {
+                    problems.push(format!("{shown}:{line}: no file of the tree is `{name}`"));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn named_paths_are_spans_of_the_tree_outside_code_blocks() {
+        let text =
+            "see `src/a.rs:12` and `tests/web_*.rs`, `cargo test`, `www/`\n```\n`src/b`\n```\n";
+        assert_eq!(
+            named_paths(text),
+            [(1, "src/a.rs".to_string()), (1, "www/".to_string())]
+        );
     }
 
     #[test]

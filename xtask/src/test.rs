@@ -70,13 +70,13 @@ fn run_all(manifest: &Manifest, tally: &mut Tally) -> Result<(), String> {
             build.what()
         ));
         write_webdriver_json(&manifest.webdriver_json())?;
-        run_tests(&mut build.wasm_pack_test(), tally)?;
+        run_browser_tests(&mut build.wasm_pack_test(), tally)?;
         step(&format!(
             "browser tests without WebGPU, {} (headless Chromium, no WebGPU flag)",
             build.what()
         ));
         write_webdriver_json(&manifest.webdriver_json_without_webgpu())?;
-        let outcome = run_tests(
+        let outcome = run_browser_tests(
             build
                 .wasm_pack_test()
                 .args(["--test", "web_no_gpu"])
@@ -147,6 +147,17 @@ fn wasm_pack_test() -> Command {
         .current_dir(root())
         .args(["test", "--headless", "--chrome"]);
     command
+}
+
+/// Runs a `wasm-pack test` with its temporary files in a folder of its own, removed after
+/// it: chromedriver gives each browser a profile in the temporary folder (60 to 100 MB once
+/// the page has run) and leaves it behind, a gigabyte over the suite's browser runs.
+fn run_browser_tests(command: &mut Command, tally: &mut Tally) -> Result<(), String> {
+    let tmp = root().join("target/tmp/browser-tests");
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    let outcome = run_tests(command.env("TMPDIR", &tmp), tally);
+    let _ = std::fs::remove_dir_all(&tmp);
+    outcome
 }
 
 /// wasm-pack reads the browser's flags from webdriver.json in the crate's root.
