@@ -21,23 +21,41 @@ mod tests {
         "corpus",
     ];
 
-    /// The targets of the markdown links `[text](target)` in `text`, with their lines.
-    fn links(text: &str) -> Vec<(usize, String)> {
-        let mut found = Vec::new();
+    /// The lines of `text` outside fenced code blocks, numbered from 1.
+    fn prose_lines(text: &str) -> Vec<(usize, &str)> {
         let mut in_code = false;
+        let mut prose = Vec::new();
         for (n, line) in text.lines().enumerate() {
             if line.trim_start().starts_with("```") {
                 in_code = !in_code;
-                continue;
+            } else if !in_code {
+                prose.push((n + 1, line));
             }
-            if in_code {
-                continue;
-            }
+        }
+        prose
+    }
+
+    /// The targets of the markdown links `[text](target)` in `text`, with their lines.
+    fn links(text: &str) -> Vec<(usize, String)> {
+        let mut found = Vec::new();
+        for (n, line) in prose_lines(text) {
             for (at, _) in line.match_indices("](") {
                 let rest = &line[at + 2..];
                 if let Some(end) = rest.find(')') {
-                    found.push((n + 1, rest[..end].to_string()));
+                    found.push((n, rest[..end].to_string()));
                 }
+            }
+        }
+        found
+    }
+
+    /// The inline code spans of `text`'s prose, with their lines, each cut at a `:line` or
+    /// `#anchor`.
+    fn spans(text: &str) -> Vec<(usize, &str)> {
+        let mut found = Vec::new();
+        for (n, line) in prose_lines(text) {
+            for span in line.split('`').skip(1).step_by(2) {
+                found.push((n, span.split([':', '#']).next().unwrap_or("")));
             }
         }
         found
@@ -125,25 +143,13 @@ mod tests {
     /// their lines: a span that starts with a folder of [`TREE`], up to a `:line` or `#anchor`,
     /// leaving out patterns (`*`) and installed folders.
     fn named_paths(text: &str) -> Vec<(usize, String)> {
-        let mut found = Vec::new();
-        let mut fenced = false;
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("```") {
-                fenced = !fenced;
-                continue;
-            }
-            if fenced {
-                continue;
-            }
-            for span in line.split('`').skip(1).step_by(2) {
-                let path = span.split([':', '#']).next().unwrap_or("");
-                let pattern = path.contains(['*', ' ', '<', '|']) || path.contains("node_modules");
-                if TREE.iter().any(|t| path.starts_with(t)) && !pattern {
-                    found.push((n + 1, path.to_string()));
-                }
-            }
-        }
-        found
+        let pattern =
+            |path: &str| path.contains(['*', ' ', '<', '|']) || path.contains("node_modules");
+        spans(text)
+            .into_iter()
+            .filter(|(_, path)| TREE.iter().any(|t| path.starts_with(t)) && !pattern(path))
+            .map(|(n, path)| (n, path.to_string()))
+            .collect()
     }
 
     /// The endings of the source files whose names the prose gives without their folders
@@ -153,24 +159,17 @@ mod tests {
     /// The spans of `text` that name a source file by its tail, as [`named_paths`] reads
     /// them; the built package's files (`pkg/…`) are not in the tree.
     fn named_files(text: &str) -> Vec<(usize, String)> {
-        let mut found = Vec::new();
-        let mut fenced = false;
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("```") {
-                fenced = !fenced;
-                continue;
-            }
-            for span in line.split('`').skip(1).step_by(2).filter(|_| !fenced) {
-                let name = span.split([':', '#']).next().unwrap_or("");
-                // A path of the tree is checked whole by [`named_paths`].
-                let whole = TREE.iter().any(|t| name.starts_with(t));
-                let plain = !name.contains(['*', ' ', '<', '|', '(']) && !name.starts_with("pkg/");
-                if plain && !whole && SOURCES.iter().any(|e| name.ends_with(e)) {
-                    found.push((n + 1, name.to_string()));
-                }
-            }
-        }
-        found
+        let named = |name: &str| {
+            // A path of the tree is checked whole by [`named_paths`].
+            let whole = TREE.iter().any(|t| name.starts_with(t));
+            let plain = !name.contains(['*', ' ', '<', '|', '(']) && !name.starts_with("pkg/");
+            plain && !whole && SOURCES.iter().any(|e| name.ends_with(e))
+        };
+        spans(text)
+            .into_iter()
+            .filter(|(_, name)| named(name))
+            .map(|(n, name)| (n, name.to_string()))
+            .collect()
     }
 
     #[test]
