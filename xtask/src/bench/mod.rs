@@ -1,6 +1,6 @@
 //! `cargo xtask bench <name>`: builds the package and runs a benchmark page from `bench/` in
 //! headless Chromium, printing its table. `bench peers` has its own driver (`peers.rs` and the
-//! files beside it: plan, npm, drive, table, ratios, json).
+//! files beside it: plan, npm, drive, rounds, table, ratios, json).
 
 use std::time::Duration;
 
@@ -13,6 +13,7 @@ mod npm;
 mod peers;
 mod plan;
 mod ratios;
+mod rounds;
 mod table;
 #[cfg(test)]
 mod tests;

@@ -16,6 +16,7 @@ use super::json::*;
 use super::npm::*;
 use super::plan::*;
 use super::ratios::*;
+use super::rounds::{merge, order};
 use super::table::*;
 
 pub fn peers(manifest: &Manifest, args: &[&str]) -> Result<(), String> {
@@ -29,16 +30,27 @@ pub fn peers(manifest: &Manifest, args: &[&str]) -> Result<(), String> {
     ensure_npm_packages(&root().join("bench"))?;
     let address = demo::serve_pages(manifest, "bench")?;
     println!(
-        "peers: {} workload(s) x {} runtime(s), {}",
+        "peers: {} workload(s) x {} runtime(s), {}{}",
         workloads.len(),
         options.runtimes.len(),
-        plan.describe()
+        plan.describe(),
+        match options.rounds {
+            1 => String::new(),
+            n => format!(", in {n} rounds of alternating order"),
+        }
     );
-    let reports: Vec<Report> = options
-        .runtimes
-        .iter()
-        .map(|runtime| run_runtime(manifest, address, runtime, &workloads, &plan))
+    let rounds = (0..options.rounds)
+        .map(|round| {
+            if options.rounds > 1 {
+                println!("peers: round {} of {}", round + 1, options.rounds);
+            }
+            order(round, &options.runtimes)
+                .into_iter()
+                .map(|runtime| run_runtime(manifest, address, runtime, &workloads, &plan))
+                .collect()
+        })
         .collect();
+    let reports = merge(&options.runtimes, rounds);
     let ratios = Ratios::compute(&workloads, &reports);
     println!();
     println!("{}", table(&workloads, &reports, &plan, options.quick));

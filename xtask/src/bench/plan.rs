@@ -127,14 +127,17 @@ pub(super) struct Options {
     pub(super) quick: bool,
     pub(super) only: Option<Vec<String>>,
     pub(super) runtimes: Vec<&'static Runtime>,
+    /// Rounds over the runtimes, alternating their order (`--rounds`, from 1).
+    pub(super) rounds: usize,
 }
 
-/// `[--quick] [--only IDS|GROUPS] [--runtimes IDS]`, lists comma-separated.
+/// `[--quick] [--only IDS|GROUPS] [--runtimes IDS] [--rounds N]`, lists comma-separated.
 pub(super) fn parse_args(args: &[&str]) -> Result<Options, String> {
     let mut options = Options {
         quick: false,
         only: None,
         runtimes: RUNTIMES.iter().collect(),
+        rounds: 1,
     };
     let mut rest = args.iter();
     while let Some(&arg) = rest.next() {
@@ -152,10 +155,22 @@ pub(super) fn parse_args(args: &[&str]) -> Result<Options, String> {
             "--quick" if inline.is_none() => options.quick = true,
             "--only" => options.only = Some(value()?),
             "--runtimes" => options.runtimes = runtimes_named(&value()?)?,
+            "--rounds" => options.rounds = rounds(inline.or_else(|| rest.next().copied()))?,
             other => return Err(format!("bench peers: unknown option {other}")),
         }
     }
     Ok(options)
+}
+
+/// `--rounds N`'s N: a whole number from 1 to 20.
+fn rounds(value: Option<&str>) -> Result<usize, String> {
+    let value = value.ok_or("--rounds needs a number")?;
+    match value.parse::<usize>() {
+        Ok(n) if (1..=20).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "--rounds needs a whole number from 1 to 20, not {value}"
+        )),
+    }
 }
 
 pub(super) fn list(text: &str) -> Vec<String> {

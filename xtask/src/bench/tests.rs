@@ -12,6 +12,7 @@ use super::json::*;
 use super::npm::*;
 use super::plan::*;
 use super::ratios::*;
+use super::rounds::*;
 use super::table::*;
 use serde_json::json;
 
@@ -43,6 +44,75 @@ fn parses_options() {
     );
     assert!(parse_args(&["--only"]).is_err());
     assert!(parse_args(&["--fast"]).is_err());
+    assert_eq!(parse_args(&[]).unwrap().rounds, 1);
+    assert_eq!(parse_args(&["--rounds", "3"]).unwrap().rounds, 3);
+    assert_eq!(parse_args(&["--rounds=2", "--quick"]).unwrap().rounds, 2);
+    for bad in [
+        &["--rounds", "0"][..],
+        &["--rounds=21"],
+        &["--rounds", "x"],
+        &["--rounds"],
+    ] {
+        let err = parse_args(bad).unwrap_err();
+        assert!(err.contains("--rounds needs"), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn rounds_alternate_the_order_and_pool_the_timed_runs() {
+    let runtimes = runtimes_named(&list("tandem-cpu-2t,tfjs-wasm-2t")).unwrap();
+    let ids = |round| -> Vec<&str> { order(round, &runtimes).iter().map(|r| r.id).collect() };
+    assert_eq!(ids(0), ["tandem-cpu-2t", "tfjs-wasm-2t"]);
+    assert_eq!(ids(1), ["tfjs-wasm-2t", "tandem-cpu-2t"]);
+    let timed = |runtime, times: &[f64], longest: Option<f64>| {
+        let mut r = report(runtime, &[]);
+        let median = times[times.len() / 2];
+        let result = json!({
+            "status": "ok", "times": times, "median": median, "runs": times.len(), "warmup": 2,
+            "min": times[0], "max": times[times.len() - 1], "longestTaskMs": longest,
+            "derived": {"unit": "GB/s", "median": 8.0 / median},
+        });
+        r.results.insert("exp-1m".into(), result);
+        r
+    };
+    let rounds = vec![
+        vec![
+            timed("tandem-cpu-2t", &[1.0, 2.0, 3.0], None),
+            timed("tfjs-wasm-2t", &[5.0], Some(60.0)),
+        ],
+        vec![
+            timed("tfjs-wasm-2t", &[7.0], None),
+            timed("tandem-cpu-2t", &[4.0, 5.0, 6.0], Some(52.0)),
+        ],
+    ];
+    let merged = merge(&runtimes, rounds);
+    assert_eq!(merged.len(), 2);
+    assert_eq!(merged[0].runtime.id, "tandem-cpu-2t");
+    let ours = merged[0].result("exp-1m").unwrap();
+    assert_eq!(ours["times"], json!([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    assert_eq!(
+        (ours["median"].as_f64(), ours["runs"].as_u64()),
+        (Some(3.5), Some(6))
+    );
+    assert_eq!(
+        (ours["min"].as_f64(), ours["max"].as_f64()),
+        (Some(1.0), Some(6.0))
+    );
+    assert_eq!(ours["longestTaskMs"].as_f64(), Some(52.0));
+    assert_eq!(ours["warmup"].as_f64(), Some(4.0));
+    // 8 / 2 GB/s at 2 ms is 8 / 3.5 at 3.5 ms.
+    assert!((ours["derived"]["median"].as_f64().unwrap() - 8.0 / 3.5).abs() < 1e-12);
+    let theirs = merged[1].result("exp-1m").unwrap();
+    assert_eq!(theirs["median"].as_f64(), Some(6.0));
+    assert_eq!(theirs["longestTaskMs"].as_f64(), Some(60.0));
+}
+
+#[test]
+fn a_failure_in_any_round_stands() {
+    let ok = json!({"status": "ok", "times": [1.0], "median": 1.0});
+    let failed = json!({"status": "failed", "check": "y[3] wrong", "median": 1.0});
+    assert_eq!(pool(ok.clone(), &failed), failed);
+    assert_eq!(pool(failed.clone(), &ok), failed);
 }
 
 #[test]
