@@ -102,14 +102,17 @@ function nextTask() {
   });
 }
 
-// The longest task that started between `from` and `to` (ms of performance.now()), or null when
-// none reached 50 ms. Awaits a task first, so that the observer has seen the last one.
-async function longestTask(from, to) {
+// The longest task that overlapped one of `runs` ([start, end] in ms of performance.now()), or
+// null when none reached 50 ms. Only the runs count: the check of a run's result and the forced
+// garbage collection before the next run share a task of their own, which says nothing of the
+// runtime and on a slow spell of this machine took 50-95 ms for a 1024 x 1024 product, for
+// every runtime alike. Awaits a task first, so that the observer has seen the last one.
+async function longestTask(runs) {
   await new Promise((resolve) => setTimeout(resolve, 0));
   longTasks.push(...(observer?.takeRecords() ?? []));
-  const durations = longTasks
-    .filter((t) => t.startTime >= from && t.startTime <= to)
-    .map((t) => t.duration);
+  const overlaps = (t) =>
+    runs.some(([start, end]) => t.startTime < end && t.startTime + t.duration > start);
+  const durations = longTasks.filter(overlaps).map((t) => t.duration);
   return durations.length ? Math.max(...durations) : null;
 }
 
@@ -125,7 +128,7 @@ async function timeWorkload(runtime, w) {
   const warmups = [];
   let failure = null;
   let timedMs = 0;
-  let timedFrom = null;
+  const timedRuns = [];
   try {
     for (let run = 0; ; run++) {
       const timed = run >= config.warmup;
@@ -137,7 +140,6 @@ async function timeWorkload(runtime, w) {
       await nextTask();
       const label = timed ? `run ${count + 1}` : `warm-up ${run + 1}`;
       const start = performance.now();
-      if (timed) timedFrom ??= start;
       // (An async wrapper, so that a run that throws before returning its promise is caught.)
       const outputs = await (async () => impl.run())().catch((err) => {
         throw new Error(`${label}: ${describe(err)}`, { cause: err });
@@ -148,6 +150,7 @@ async function timeWorkload(runtime, w) {
       const problem = check(outputs);
       if (problem && !failure) failure = `${label}: ${problem}`;
       if (timed) {
+        timedRuns.push([start, start + elapsed]);
         times.push(elapsed);
         timedMs += elapsed;
       } else {
@@ -157,7 +160,7 @@ async function timeWorkload(runtime, w) {
   } finally {
     await impl.dispose();
   }
-  const longest = await longestTask(timedFrom ?? Infinity, performance.now());
+  const longest = await longestTask(timedRuns);
   const med = median(times);
   const derived = derivedOf(w);
   return {
