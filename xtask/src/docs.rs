@@ -139,15 +139,22 @@ mod tests {
         "examples/",
     ];
 
+    /// Whether a code span is a pattern or a phrase rather than one name (`tests/web_*.rs`,
+    /// `cargo test`, `<dir>`, `a | b`).
+    fn is_pattern(span: &str) -> bool {
+        span.contains(['*', ' ', '<', '|'])
+    }
+
     /// The paths of the tree named in inline code spans of `text` outside fenced blocks, with
     /// their lines: a span that starts with a folder of [`TREE`], up to a `:line` or `#anchor`,
     /// leaving out patterns (`*`) and installed folders.
     fn named_paths(text: &str) -> Vec<(usize, String)> {
-        let pattern =
-            |path: &str| path.contains(['*', ' ', '<', '|']) || path.contains("node_modules");
+        let installed = |path: &str| path.contains("node_modules");
         spans(text)
             .into_iter()
-            .filter(|(_, path)| TREE.iter().any(|t| path.starts_with(t)) && !pattern(path))
+            .filter(|(_, path)| {
+                TREE.iter().any(|t| path.starts_with(t)) && !is_pattern(path) && !installed(path)
+            })
             .map(|(n, path)| (n, path.to_string()))
             .collect()
     }
@@ -162,7 +169,8 @@ mod tests {
         let named = |name: &str| {
             // A path of the tree is checked whole by [`named_paths`].
             let whole = TREE.iter().any(|t| name.starts_with(t));
-            let plain = !name.contains(['*', ' ', '<', '|', '(']) && !name.starts_with("pkg/");
+            // A `(` makes it code (`import("./a.js")`), not a file's name.
+            let plain = !is_pattern(name) && !name.contains('(') && !name.starts_with("pkg/");
             plain && !whole && SOURCES.iter().any(|e| name.ends_with(e))
         };
         spans(text)
