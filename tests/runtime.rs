@@ -290,7 +290,8 @@ fn kernels_compile_with_the_built_in_exp_chosen() {
     let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let exp = unary::key(UnaryOp::Exp, DType::Float32, DType::Float32);
     cache.get_or_create(&gpu.device, exp, "main", 1, || {
-        unary::source(UnaryOp::Exp, DType::Float32, DType::Float32)
+        let source = unary::source(UnaryOp::Exp, DType::Float32, DType::Float32);
+        tandem::gpu::elementwise::for_axes(&source, 2)
     });
     cache.get_or_create(
         &gpu.device,

@@ -33,6 +33,36 @@ pub fn binary(
     }
 }
 
+/// An op's operands: the output's shape and both sides.
+type Both<'a, T> = (&'a [usize], &'a Strided<'a, T>, &'a Strided<'a, T>);
+
+/// `f` over both operands, as words. Generic in the function rather than taking a `fn`
+/// pointer, so that each op's loop inlines it instead of calling it per element (a
+/// transposed 1024x1024 float32 multiply natively: 5.4 ms through a pointer, 1.7-2.5 inlined).
+fn value<T: Copy + bytemuck::Pod>((shape, a, b): Both<T>, f: impl Fn(T, T) -> T) -> Vec<u32> {
+    words(map2(shape, a, b, f))
+}
+
+/// A comparison over both operands, as bool words.
+fn test<T: Copy>((shape, a, b): Both<T>, f: impl Fn(T, T) -> bool) -> Vec<u32> {
+    map2(shape, a, b, move |x, y| u32::from(f(x, y)))
+}
+
+/// A comparison over both operands as bool words (IEEE for floats: NaN is unequal to all), or
+/// `None` for an op that is not one.
+fn comparison<T: Copy + PartialOrd>(op: BinaryOp, both: Both<T>) -> Option<Vec<u32>> {
+    use BinaryOp::*;
+    Some(match op {
+        Equal => test(both, |x, y| x == y),
+        NotEqual => test(both, |x, y| x != y),
+        Less => test(both, |x, y| x < y),
+        LessEqual => test(both, |x, y| x <= y),
+        Greater => test(both, |x, y| x > y),
+        GreaterEqual => test(both, |x, y| x >= y),
+        _ => return None,
+    })
+}
+
 fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
     use BinaryOp::*;
     if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b))
@@ -53,33 +83,35 @@ fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> V
             return bytemuck::cast_vec(values);
         }
     }
-    let value = |f: fn(f32, f32) -> f32| words(map2(shape, a, b, f));
-    let test = |f: fn(f32, f32) -> bool| map2(shape, a, b, move |x, y| u32::from(f(x, y)));
+    let both = (shape, a, b);
+    if let Some(bools) = comparison(op, both) {
+        return bools;
+    }
     match op {
-        Add => value(|x, y| x + y),
-        Subtract => value(|x, y| x - y),
-        Multiply => value(|x, y| x * y),
-        Divide => value(|x, y| x / y),
-        Power => value(f32::powf),
-        Maximum => value(|x, y| {
+        Add => value(both, |x, y| x + y),
+        Subtract => value(both, |x, y| x - y),
+        Multiply => value(both, |x, y| x * y),
+        Divide => value(both, |x, y| x / y),
+        Power => value(both, f32::powf),
+        Maximum => value(both, |x, y| {
             if x.is_nan() || y.is_nan() {
                 f32::NAN
             } else {
                 x.max(y)
             }
         }),
-        Minimum => value(|x, y| {
+        Minimum => value(both, |x, y| {
             if x.is_nan() || y.is_nan() {
                 f32::NAN
             } else {
                 x.min(y)
             }
         }),
-        LogAddExp => value(logaddexp),
-        Arctan2 => value(|y, x| f64::from(y).atan2(f64::from(x)) as f32),
+        LogAddExp => value(both, logaddexp),
+        Arctan2 => value(both, |y, x| f64::from(y).atan2(f64::from(x)) as f32),
         // MLX's: the float32 quotient, rounded down.
-        FloorDivide => value(|x, y| (x / y).floor()),
-        Remainder => value(|x, y| {
+        FloorDivide => value(both, |x, y| (x / y).floor()),
+        Remainder => value(both, |x, y| {
             let r = x % y;
             if r != 0.0 && (r < 0.0) != (y < 0.0) {
                 r + y
@@ -87,12 +119,9 @@ fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> V
                 r
             }
         }),
-        Equal => test(|x, y| x == y),
-        NotEqual => test(|x, y| x != y),
-        Less => test(|x, y| x < y),
-        LessEqual => test(|x, y| x <= y),
-        Greater => test(|x, y| x > y),
-        GreaterEqual => test(|x, y| x >= y),
+        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => {
+            unreachable!("comparisons are taken above")
+        }
         LogicalAnd | LogicalOr => unreachable!("logical ops compute in bool"),
     }
 }
@@ -221,23 +250,22 @@ pub fn integer_power<T: Integer>(base: T, exp: T) -> T {
 
 fn integer<T: Integer>(op: BinaryOp, shape: &[usize], a: &Strided<T>, b: &Strided<T>) -> Vec<u32> {
     use BinaryOp::*;
-    let value = |f: fn(T, T) -> T| words(map2(shape, a, b, f));
-    let test = |f: fn(T, T) -> bool| map2(shape, a, b, move |x, y| u32::from(f(x, y)));
+    let both = (shape, a, b);
+    if let Some(bools) = comparison(op, both) {
+        return bools;
+    }
     match op {
-        Add => value(T::wrapping_add),
-        Subtract => value(T::wrapping_sub),
-        Multiply => value(T::wrapping_mul),
-        Power => value(integer_power),
-        FloorDivide => value(T::floor_div),
-        Remainder => value(T::floor_rem),
-        Maximum => value(|x, y| x.max(y)),
-        Minimum => value(|x, y| x.min(y)),
-        Equal => test(|x, y| x == y),
-        NotEqual => test(|x, y| x != y),
-        Less => test(|x, y| x < y),
-        LessEqual => test(|x, y| x <= y),
-        Greater => test(|x, y| x > y),
-        GreaterEqual => test(|x, y| x >= y),
+        Add => value(both, T::wrapping_add),
+        Subtract => value(both, T::wrapping_sub),
+        Multiply => value(both, T::wrapping_mul),
+        Power => value(both, integer_power),
+        FloorDivide => value(both, T::floor_div),
+        Remainder => value(both, T::floor_rem),
+        Maximum => value(both, |x, y| x.max(y)),
+        Minimum => value(both, |x, y| x.min(y)),
+        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => {
+            unreachable!("comparisons are taken above")
+        }
         Divide | LogAddExp | Arctan2 | LogicalAnd | LogicalOr => {
             unreachable!("divide, logaddexp and arctan2 compute in float32, logical ops in bool")
         }

@@ -1,5 +1,10 @@
-//! The loop every elementwise CPU kernel shares: walk the output in row-major order, reading
-//! each operand through its own strides and offset.
+//! The loop every elementwise CPU kernel shares: walk the output in runs of consecutive
+//! elements (whole rows, or tiles where an operand is read across its rows: see
+//! `graph::shape::for_each_run`), reading each operand through its own strides and offset.
+
+use std::mem::MaybeUninit;
+
+use crate::graph::shape::{collapse_dims, for_each_run, numel};
 
 /// An operand viewed as `T`: its storage, and its strides over the output shape.
 pub struct Strided<'a, T> {
@@ -8,22 +13,37 @@ pub struct Strided<'a, T> {
     pub offset: usize,
 }
 
+/// A row-major output of `n` elements, each written once by `fill` (given the output's
+/// uninitialized slots).
+fn filled<O>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<O>])) -> Vec<O> {
+    let mut out = Vec::with_capacity(n);
+    fill(&mut out.spare_capacity_mut()[..n]);
+    // SAFETY: every caller's runs cover each of the n slots once (`for_each_run`).
+    unsafe { out.set_len(n) };
+    out
+}
+
 /// `f` over one operand.
 pub fn map1<T: Copy, O>(shape: &[usize], a: &Strided<T>, f: impl Fn(T) -> O) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
-    let (dims, [sa]) = crate::graph::shape::collapse_dims(shape, [&a.strides[..]]);
-    let (inner, ia) = (dims[dims.len() - 1], sa[sa.len() - 1]);
-    crate::graph::shape::for_each_row(&dims, [&sa[..]], |_, [oa]| {
-        let start = a.offset as isize + oa;
-        if ia == 1 {
-            // Contiguous rows: a plain slice loop that the compiler vectorises.
-            let row = &a.data[start as usize..start as usize + inner];
-            out.extend(row.iter().map(|&x| f(x)));
-        } else {
-            out.extend((0..inner as isize).map(|i| f(a.data[(start + i * ia) as usize])));
-        }
-    });
-    out
+    let (dims, [sa]) = collapse_dims(shape, [&a.strides[..]]);
+    let ia = sa[sa.len() - 1];
+    filled(numel(shape), |out| {
+        for_each_run(&dims, [&sa[..]], |start, [oa], len| {
+            let to = &mut out[start..start + len];
+            let from = a.offset as isize + oa;
+            if ia == 1 {
+                // Contiguous runs: a plain slice loop that the compiler vectorises.
+                let run = &a.data[from as usize..from as usize + len];
+                for (o, &x) in to.iter_mut().zip(run) {
+                    o.write(f(x));
+                }
+            } else {
+                for (i, o) in to.iter_mut().enumerate() {
+                    o.write(f(a.data[(from + i as isize * ia) as usize]));
+                }
+            }
+        });
+    })
 }
 
 /// `f` over two operands.
@@ -33,27 +53,29 @@ pub fn map2<A: Copy, B: Copy, O>(
     b: &Strided<B>,
     f: impl Fn(A, B) -> O,
 ) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
-    let (dims, [sa, sb]) =
-        crate::graph::shape::collapse_dims(shape, [&a.strides[..], &b.strides[..]]);
-    let inner = dims[dims.len() - 1];
+    let (dims, [sa, sb]) = collapse_dims(shape, [&a.strides[..], &b.strides[..]]);
     let (ia, ib) = (sa[sa.len() - 1], sb[sb.len() - 1]);
-    crate::graph::shape::for_each_row(&dims, [&sa[..], &sb[..]], |_, [oa, ob]| {
-        let (pa, pb) = (a.offset as isize + oa, b.offset as isize + ob);
-        if ia == 1 && ib == 1 {
-            let ra = &a.data[pa as usize..pa as usize + inner];
-            let rb = &b.data[pb as usize..pb as usize + inner];
-            out.extend(ra.iter().zip(rb).map(|(&x, &y)| f(x, y)));
-        } else {
-            out.extend((0..inner as isize).map(|i| {
-                f(
-                    a.data[(pa + i * ia) as usize],
-                    b.data[(pb + i * ib) as usize],
-                )
-            }));
-        }
-    });
-    out
+    filled(numel(shape), |out| {
+        for_each_run(&dims, [&sa[..], &sb[..]], |start, [oa, ob], len| {
+            let to = &mut out[start..start + len];
+            let (pa, pb) = (a.offset as isize + oa, b.offset as isize + ob);
+            if ia == 1 && ib == 1 {
+                let ra = &a.data[pa as usize..pa as usize + len];
+                let rb = &b.data[pb as usize..pb as usize + len];
+                for ((o, &x), &y) in to.iter_mut().zip(ra).zip(rb) {
+                    o.write(f(x, y));
+                }
+            } else {
+                for (i, o) in to.iter_mut().enumerate() {
+                    let i = i as isize;
+                    o.write(f(
+                        a.data[(pa + i * ia) as usize],
+                        b.data[(pb + i * ib) as usize],
+                    ));
+                }
+            }
+        });
+    })
 }
 
 /// `f` over three operands (only `where` needs it, so there is no fast path).
@@ -62,24 +84,26 @@ pub fn map3<T: Copy, O>(
     ops: [&Strided<T>; 3],
     f: impl Fn(T, T, T) -> O,
 ) -> Vec<O> {
-    let mut out = Vec::with_capacity(crate::graph::shape::numel(shape));
     let strides = [
         &ops[0].strides[..],
         &ops[1].strides[..],
         &ops[2].strides[..],
     ];
-    let (dims, s) = crate::graph::shape::collapse_dims(shape, strides);
-    let inner = dims[dims.len() - 1] as isize;
-    let inner_strides = [
-        s[0][s[0].len() - 1],
-        s[1][s[1].len() - 1],
-        s[2][s[2].len() - 1],
-    ];
-    crate::graph::shape::for_each_row(&dims, [&s[0][..], &s[1][..], &s[2][..]], |_, offsets| {
-        let at = |k: usize, i: isize| {
-            ops[k].data[(ops[k].offset as isize + offsets[k] + i * inner_strides[k]) as usize]
-        };
-        out.extend((0..inner).map(|i| f(at(0, i), at(1, i), at(2, i))));
-    });
-    out
+    let (dims, s) = collapse_dims(shape, strides);
+    let inner: [isize; 3] = std::array::from_fn(|k| s[k][s[k].len() - 1]);
+    filled(numel(shape), |out| {
+        for_each_run(
+            &dims,
+            [&s[0][..], &s[1][..], &s[2][..]],
+            |start, offsets, len| {
+                let at = |k: usize, i: isize| {
+                    ops[k].data[(ops[k].offset as isize + offsets[k] + i * inner[k]) as usize]
+                };
+                for (i, o) in out[start..start + len].iter_mut().enumerate() {
+                    let i = i as isize;
+                    o.write(f(at(0, i), at(1, i), at(2, i)));
+                }
+            },
+        );
+    })
 }

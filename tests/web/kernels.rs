@@ -85,7 +85,8 @@ async fn the_exp_probe_runs_on_the_browsers_webgpu() {
     let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
     let key = unary::key(UnaryOp::Exp, DType::Float32, DType::Float32);
     cache.get_or_create(&gpu.device, key, "main", 1, || {
-        unary::source(UnaryOp::Exp, DType::Float32, DType::Float32)
+        let source = unary::source(UnaryOp::Exp, DType::Float32, DType::Float32);
+        tandem::gpu::elementwise::for_axes(&source, 2)
     });
     assert_eq!(scope.pop().await.map(|e| e.to_string()), None);
 }
@@ -674,8 +675,21 @@ async fn every_kernel_variant_compiles_on_the_browsers_webgpu() {
             sources.push((format!("row_norm write {write} {dtype:?}"), source));
         }
     }
+    // The strided kernels' index arithmetic is unrolled per dispatch for its axes: every
+    // kernel over three, and one over each count.
+    use tandem::gpu::elementwise::for_axes;
+    for axes in 1..=8 {
+        let exp = unary::source(UnaryOp::Exp, DType::Float32, DType::Float32);
+        sources.push((format!("exp over {axes} axes"), for_axes(&exp, axes)));
+    }
     let mut problems = Vec::new();
     for (key, source) in sources {
+        let unrolled = source.contains("struct Dims") && !source.contains("fn operand_offsets");
+        let source = if unrolled {
+            for_axes(&source, 3)
+        } else {
+            source
+        };
         let module = gpu
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {

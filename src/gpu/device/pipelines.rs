@@ -30,6 +30,9 @@ pub struct KernelKey {
     /// The number of the list of operand accesses (`vectorized` kernels), or 0; never given
     /// out twice either.
     pub accesses: u64,
+    /// The axes a strided elementwise kernel's index arithmetic is unrolled for
+    /// (`gpu/elementwise.rs`), or 0. Not in its name: it is the same kernel.
+    pub axes: u8,
 }
 
 impl KernelKey {
@@ -41,6 +44,7 @@ impl KernelKey {
             variant: 0,
             program: 0,
             accesses: 0,
+            axes: 0,
         }
     }
 

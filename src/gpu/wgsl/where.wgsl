@@ -4,7 +4,7 @@
 //   alias Cond = ...; alias X = ...; alias Y = ...; alias Out = ...;
 //   fn pick(c: Cond, a: X, b: Y) -> Out { ... }
 // Bindings: 0 dims (uniform), 1 cond, 2 x, 3 y (read), 4 out (read_write).
-// Workgroup: 256 threads, one output element each.
+// Workgroup: 256 threads, each a run of RUN consecutive output elements (elementwise.wgsl).
 
 @group(0) @binding(1) var<storage, read> cond: array<Cond>;
 @group(0) @binding(2) var<storage, read> x: array<X>;
@@ -13,10 +13,10 @@
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let index = thread_index(gid, groups);
-    if (index >= dims.len) {
-        return;
+    let first = thread_index(gid, groups) * RUN;
+    var walk = walk_from(first);
+    for (var index = first; index < min(first + RUN, dims.len); index++) {
+        out[index] = pick(cond[walk.at.x], x[walk.at.y], y[walk.at.z]);
+        walk = walk_next(walk, index);
     }
-    let at = operand_offsets(index);
-    out[index] = pick(cond[at.x], x[at.y], y[at.z]);
 }

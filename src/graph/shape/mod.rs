@@ -5,11 +5,13 @@
 use crate::error::{Error, Result};
 
 mod layout;
+mod walk;
 
 pub use layout::{
     Layout, gather_strides, matrix_batch_stride, matrix_columns_walk, matrix_rows_walk,
     repeated_row, reshape_view, slice_view, transpose_view,
 };
+pub use walk::{for_each_row, for_each_run, tiles_pay};
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
 pub fn numel(shape: &[usize]) -> usize {
@@ -220,40 +222,6 @@ pub fn collapse_dims<const N: usize>(
         }
     }
     (out_shape, out_strides)
-}
-
-/// Calls `f(row, offsets)` for each row of the innermost dimension of `shape`, in row-major
-/// order, where `offsets[k]` is operand `k`'s element offset at the start of the row. Kernels
-/// then walk a row with the innermost strides, which keeps the inner loop tight.
-pub fn for_each_row<const N: usize>(
-    shape: &[usize],
-    strides: [&[isize]; N],
-    mut f: impl FnMut(usize, [isize; N]),
-) {
-    if numel(shape) == 0 {
-        return;
-    }
-    let outer = &shape[..shape.len().saturating_sub(1)];
-    let rows = numel(outer);
-    let mut index = vec![0usize; outer.len()];
-    let mut offsets = [0isize; N];
-    for row in 0..rows {
-        f(row, offsets);
-        // Advance the odometer over the outer dimensions, innermost first.
-        for d in (0..outer.len()).rev() {
-            index[d] += 1;
-            for k in 0..N {
-                offsets[k] += strides[k][d];
-            }
-            if index[d] < outer[d] {
-                break;
-            }
-            for k in 0..N {
-                offsets[k] -= strides[k][d] * outer[d] as isize;
-            }
-            index[d] = 0;
-        }
-    }
 }
 
 #[cfg(test)]
