@@ -68,8 +68,8 @@ pub struct Operand<'a> {
 
 /// Output elements per thread of the kernels [`dispatch`] runs (`RUN` in
 /// `wgsl/elementwise.wgsl`). A 1024x1024 multiply of a transposed or sliced view on
-/// SwiftShader (kernel time, with the unrolled index arithmetic): 80-94 ms at 1, 42-48 at 4,
-/// 28-42 at 8, against 7-12 for the dense `vec4` kernel.
+/// SwiftShader (kernel time, with the unrolled index arithmetic): 80-94 ms at 1, 41-58 at 4,
+/// 29-43 at 8, against 7-12 for the dense `vec4` kernel.
 const RUN: usize = 8;
 
 /// Records one elementwise dispatch over `shape` of a unary, binary or `where` kernel (whose
