@@ -146,9 +146,8 @@ pub fn record_over(
         strides.push(p.strides);
         offsets.push(p.offset);
     }
-    let mut params = dims_words(key, shape, &strides, &offsets)?;
+    let (mut params, axes) = dims_words(key, shape, &strides, &offsets)?;
     params.extend(extra);
-    let axes = params[1] as usize;
     let key = KernelKey {
         axes: axes as u8,
         ..key
@@ -206,13 +205,14 @@ fn axes_functions(axes: usize) -> String {
 }
 
 /// The `Dims` uniform: len, rank, two pad words, three offsets and a pad, the shape padded to
-/// 8 axes, then each of three operands' strides padded to 8 (absent operands read stride 0).
+/// 8 axes, then each of three operands' strides padded to 8 (absent operands read stride 0);
+/// and the collapsed axes' count.
 fn dims_words(
     key: KernelKey,
     shape: &[usize],
     strides: &[&[isize]],
     offsets: &[usize],
-) -> Result<Vec<u32>> {
+) -> Result<(Vec<u32>, usize)> {
     let zeros = vec![0isize; shape.len()];
     let all: [&[isize]; MAX_OPERANDS] =
         std::array::from_fn(|k| strides.get(k).copied().unwrap_or(&zeros));
@@ -239,7 +239,7 @@ fn dims_words(
     for s in &collapsed {
         words.extend(padded(s.iter().map(|&v| v as i32 as u32)));
     }
-    Ok(words)
+    Ok((words, dims.len()))
 }
 
 fn padded(values: impl Iterator<Item = u32>) -> Vec<u32> {
@@ -303,13 +303,14 @@ mod tests {
 
     #[test]
     fn dims_uniform_matches_the_wgsl_struct() {
-        let words = dims_words(
+        let (words, axes) = dims_words(
             KernelKey::new("t", "", &[]),
             &[2, 3],
             &[&[3, 1], &[0, 1]],
             &[0, 5],
         )
         .unwrap();
+        assert_eq!(axes, 2);
         // The kernels' struct adds four words of `extra`: 176 bytes in all.
         assert_eq!(words.len() * 4, 160);
         assert_eq!(&words[..2], &[6, 2]);

@@ -11,7 +11,7 @@ pub use layout::{
     Layout, gather_strides, matrix_batch_stride, matrix_columns_walk, matrix_rows_walk,
     repeated_row, reshape_view, slice_view, transpose_view,
 };
-pub use walk::{for_each_row, for_each_run, tiles_pay};
+pub use walk::{for_each_row, for_each_run};
 
 /// Number of elements of a shape; 1 for a scalar (rank 0).
 pub fn numel(shape: &[usize]) -> usize {

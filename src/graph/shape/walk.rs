@@ -16,8 +16,8 @@ use super::numel;
 /// holds 8 of them, so a run stays at 8. Natively (a gather of a transposed f32 matrix,
 /// best of 11): 1024x1024 1.6 ms against 4.2 row after row and 3.1 in 16x16 tiles; 4096x1024
 /// 7.9 against 30.0 and 14.9; 1000x1000 1.5 against 1.7.
-pub const TILE_ROWS: usize = 64;
-pub const TILE_COLUMNS: usize = 8;
+const TILE_ROWS: usize = 64;
+const TILE_COLUMNS: usize = 8;
 
 /// The innermost stride (in elements, either sign) from which an operand's consecutive
 /// elements sit on different 64-byte cache lines: row-major order then reads a line per
@@ -61,7 +61,7 @@ pub fn for_each_row<const N: usize>(
 /// Whether walking `shape` (collapsed, see [`super::collapse_dims`]) in tiles of its two
 /// innermost axes reads better than row after row: some operand's elements along a row are
 /// far apart, and the rows are long and many enough to make tiles of.
-pub fn tiles_pay<const N: usize>(shape: &[usize], strides: [&[isize]; N]) -> bool {
+fn tiles_pay<const N: usize>(shape: &[usize], strides: [&[isize]; N]) -> bool {
     let rank = shape.len();
     rank >= 2
         && shape[rank - 1] >= TILE_COLUMNS
