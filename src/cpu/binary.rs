@@ -63,23 +63,51 @@ fn comparison<T: Copy + PartialOrd>(op: BinaryOp, both: Both<T>) -> Option<Vec<u
     })
 }
 
+/// What runs a float op's four-lane form: given it as `f`, once per call (so each op's loop
+/// is its own, with `f` inlined).
+pub trait LaneRun {
+    type Out;
+    fn run(self, f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Self::Out;
+}
+
+/// Runs `r` with `op`'s four-lane form, for the float ops that have one; the one table of
+/// them, for whole arrays here and for a fused program's chunks (`cpu::fused`), so that a
+/// fused op matches the op alone bit for bit.
+pub fn float_lanes<R: LaneRun>(op: BinaryOp, r: R) -> Option<R::Out> {
+    use BinaryOp::*;
+    Some(match op {
+        Add => r.run(|a, b| a + b),
+        Subtract => r.run(|a, b| a - b),
+        Multiply => r.run(|a, b| a * b),
+        Divide => r.run(|a, b| a / b),
+        // min and max propagate NaN, as the scalar forms in `float` do.
+        Maximum => r.run(F32x4::max),
+        Minimum => r.run(F32x4::min),
+        _ => return None,
+    })
+}
+
+/// A whole array's lane form: both sides over `n` elements.
+struct Whole<'a> {
+    n: usize,
+    x: lanes::Side<'a>,
+    y: lanes::Side<'a>,
+}
+
+impl LaneRun for Whole<'_> {
+    type Out = Vec<f32>;
+    fn run(self, f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f32> {
+        lanes::binary(self.n, self.x, self.y, f)
+    }
+}
+
 fn float(op: BinaryOp, shape: &[usize], a: &Strided<f32>, b: &Strided<f32>) -> Vec<u32> {
     use BinaryOp::*;
     if let (Some(x), Some(y)) = (lanes::side(shape, a), lanes::side(shape, b))
         && lanes::pairs(&x, &y)
     {
         let n = crate::graph::shape::numel(shape);
-        // min and max propagate NaN, as the scalar forms below do.
-        let values = match op {
-            Add => Some(lanes::binary(n, x, y, |a, b| a + b)),
-            Subtract => Some(lanes::binary(n, x, y, |a, b| a - b)),
-            Multiply => Some(lanes::binary(n, x, y, |a, b| a * b)),
-            Divide => Some(lanes::binary(n, x, y, |a, b| a / b)),
-            Maximum => Some(lanes::binary(n, x, y, F32x4::max)),
-            Minimum => Some(lanes::binary(n, x, y, F32x4::min)),
-            _ => None,
-        };
-        if let Some(values) = values {
+        if let Some(values) = float_lanes(op, Whole { n, x, y }) {
             return bytemuck::cast_vec(values);
         }
     }

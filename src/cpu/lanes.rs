@@ -30,11 +30,17 @@ pub fn pairs(a: &Side, b: &Side) -> bool {
 
 /// `f` over `x`, split over the CPU pool when long.
 pub fn unary(x: &[f32], f: impl Fn(F32x4) -> F32x4 + Sync) -> Vec<f32> {
+    split(x, |from, dst| unary_into(from, dst, &f))
+}
+
+/// A new array as long as `x`, made by `fill` from runs of `x` into the same runs of the
+/// output (every slot of which it writes), split over the CPU pool when long.
+pub fn split(x: &[f32], fill: impl Fn(&[f32], &mut [MaybeUninit<f32>]) + Sync) -> Vec<f32> {
     let n = x.len();
     let mut out = Vec::with_capacity(n);
     let per = pool::part_len(n, 1, LANES);
     pool::fill_parts(&mut out.spare_capacity_mut()[..n], per, |start, dst| {
-        unary_into(&x[start..start + dst.len()], dst, &f);
+        fill(&x[start..start + dst.len()], dst);
     });
     // SAFETY: the parts wrote all n elements.
     unsafe { out.set_len(n) };
@@ -42,7 +48,7 @@ pub fn unary(x: &[f32], f: impl Fn(F32x4) -> F32x4 + Sync) -> Vec<f32> {
 }
 
 /// `f` over `x` into `dst`, as long.
-fn unary_into(x: &[f32], dst: &mut [MaybeUninit<f32>], f: &impl Fn(F32x4) -> F32x4) {
+pub fn unary_into(x: &[f32], dst: &mut [MaybeUninit<f32>], f: &impl Fn(F32x4) -> F32x4) {
     let mut from = x.chunks_exact(LANES);
     let mut to = dst.chunks_exact_mut(LANES);
     for (s, d) in (&mut from).zip(&mut to) {
@@ -97,7 +103,7 @@ fn zip(a: &[f32], b: &[f32], f: impl Fn(F32x4, F32x4) -> F32x4 + Sync) -> Vec<f3
 }
 
 /// `f` over pairs of `a` and `b` into `dst`, all as long.
-fn zip_into(
+pub fn zip_into(
     a: &[f32],
     b: &[f32],
     dst: &mut [MaybeUninit<f32>],

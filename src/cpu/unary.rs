@@ -3,6 +3,8 @@
 //! `sin`, `cos` and `tan` use Rust's `f32` functions lane by lane, for their range reduction
 //! over the whole float32 range.
 
+use std::mem::MaybeUninit;
+
 use crate::cpu::binary::Integer;
 use crate::cpu::cast::{Operand, cast_strided};
 use crate::cpu::elementwise::{Strided, map1};
@@ -34,45 +36,57 @@ pub fn unary(op: UnaryOp, out: DType, shape: &[usize], x: Operand) -> Result<Vec
 }
 
 fn float(op: UnaryOp, x: &[f32]) -> Vec<f32> {
+    lanes::split(x, |from, dst| float_into(op, from, dst))
+}
+
+/// `op` over `x` into `dst` (as long), for a float op (not a test, a cast or `logicalNot`):
+/// the kernels of `unary` itself, one loop per op, which a fused program runs on its chunks.
+pub fn float_into(op: UnaryOp, x: &[f32], dst: &mut [MaybeUninit<f32>]) {
     use UnaryOp::*;
     let zero = F32x4::splat(0.0);
     let one = F32x4::splat(1.0);
     match op {
-        Abs => lanes::unary(x, F32x4::abs),
-        Neg => lanes::unary(x, |v| -v),
+        Abs => lanes::unary_into(x, dst, &F32x4::abs),
+        Neg => lanes::unary_into(x, dst, &|v: F32x4| -v),
         // MLX: +0 for both zeros and for NaN.
-        Sign => lanes::unary(x, |v| v.gt(zero).select(one, v.lt(zero).select(-one, zero))),
-        Square => lanes::unary(x, |v| v * v),
-        Sqrt => lanes::unary(x, F32x4::sqrt),
-        Rsqrt => lanes::unary(x, |v| one / v.sqrt()),
-        Exp => lane_fn(x, math::Exp::new()),
-        Expm1 => lane_fn(x, math::Expm1::new()),
-        Log => lane_fn(x, math::Log::new()),
-        Log1p => lane_fn(x, math::Log1p::new()),
-        Sin => lanes::unary(x, |v| by_lane(v, f32::sin)),
-        Cos => lanes::unary(x, |v| by_lane(v, f32::cos)),
-        Tan => lanes::unary(x, |v| by_lane(v, f32::tan)),
-        Tanh => lane_fn(x, math::Tanh::new()),
-        Sigmoid => lane_fn(x, math::Sigmoid::new()),
+        Sign => lanes::unary_into(x, dst, &|v: F32x4| {
+            v.gt(zero).select(one, v.lt(zero).select(-one, zero))
+        }),
+        Square => lanes::unary_into(x, dst, &|v: F32x4| v * v),
+        Sqrt => lanes::unary_into(x, dst, &F32x4::sqrt),
+        Rsqrt => lanes::unary_into(x, dst, &|v: F32x4| one / v.sqrt()),
+        Exp => lane_fn(x, dst, math::Exp::new()),
+        Expm1 => lane_fn(x, dst, math::Expm1::new()),
+        Log => lane_fn(x, dst, math::Log::new()),
+        Log1p => lane_fn(x, dst, math::Log1p::new()),
+        Sin => lanes::unary_into(x, dst, &|v| by_lane(v, f32::sin)),
+        Cos => lanes::unary_into(x, dst, &|v| by_lane(v, f32::cos)),
+        Tan => lanes::unary_into(x, dst, &|v| by_lane(v, f32::tan)),
+        Tanh => lane_fn(x, dst, math::Tanh::new()),
+        Sigmoid => lane_fn(x, dst, math::Sigmoid::new()),
         // NaN propagates (it compares false), and -0 gives +0 as in MLX.
-        Relu => lanes::unary(x, |v| v.le(zero).select(zero, v)),
-        Gelu => lane_fn(x, math::Gelu::new()),
-        Erf => lane_fn(x, math::Erf::new()),
-        Floor => lanes::unary(x, F32x4::floor),
-        Ceil => lanes::unary(x, F32x4::ceil),
-        Round => lanes::unary(x, F32x4::round),
-        Reciprocal => lanes::unary(x, |v| one / v),
-        Log2 => in_f64(x, f64::log2),
-        Log10 => in_f64(x, f64::log10),
-        Sinh => in_f64(x, f64::sinh),
-        Cosh => in_f64(x, f64::cosh),
-        Arcsin => in_f64(x, f64::asin),
-        Arccos => in_f64(x, f64::acos),
-        Arctan => in_f64(x, f64::atan),
-        Arcsinh => in_f64(x, f64::asinh),
-        Arccosh => in_f64(x, f64::acosh),
-        Arctanh => in_f64(x, f64::atanh),
-        Erfinv => x.iter().map(|&v| math::erfinv(v)).collect(),
+        Relu => lanes::unary_into(x, dst, &|v: F32x4| v.le(zero).select(zero, v)),
+        Gelu => lane_fn(x, dst, math::Gelu::new()),
+        Erf => lane_fn(x, dst, math::Erf::new()),
+        Floor => lanes::unary_into(x, dst, &F32x4::floor),
+        Ceil => lanes::unary_into(x, dst, &F32x4::ceil),
+        Round => lanes::unary_into(x, dst, &F32x4::round),
+        Reciprocal => lanes::unary_into(x, dst, &|v: F32x4| one / v),
+        Log2 => in_f64(x, dst, f64::log2),
+        Log10 => in_f64(x, dst, f64::log10),
+        Sinh => in_f64(x, dst, f64::sinh),
+        Cosh => in_f64(x, dst, f64::cosh),
+        Arcsin => in_f64(x, dst, f64::asin),
+        Arccos => in_f64(x, dst, f64::acos),
+        Arctan => in_f64(x, dst, f64::atan),
+        Arcsinh => in_f64(x, dst, f64::asinh),
+        Arccosh => in_f64(x, dst, f64::acosh),
+        Arctanh => in_f64(x, dst, f64::atanh),
+        Erfinv => {
+            for (d, &v) in dst.iter_mut().zip(x) {
+                d.write(math::erfinv(v));
+            }
+        }
         LogicalNot | Cast | IsNan | IsInf | IsFinite => unreachable!("handled before dispatch"),
     }
 }
@@ -80,8 +94,10 @@ fn float(op: UnaryOp, x: &[f32]) -> Vec<f32> {
 /// `f` in float64, rounded once: for the functions that have no lane version, whose float64
 /// forms (Rust's, from its libm) are correctly rounded or nearly, so the result is within an
 /// ULP of float32's exact answer.
-fn in_f64(x: &[f32], f: fn(f64) -> f64) -> Vec<f32> {
-    x.iter().map(|&v| f(f64::from(v)) as f32).collect()
+fn in_f64(x: &[f32], dst: &mut [MaybeUninit<f32>], f: fn(f64) -> f64) {
+    for (d, &v) in dst.iter_mut().zip(x) {
+        d.write(f(f64::from(v)) as f32);
+    }
 }
 
 /// `isnan`, `isinf` and `isfinite`, as bool words.
@@ -94,9 +110,9 @@ fn float_test(op: UnaryOp, shape: &[usize], x: &Strided<f32>) -> Vec<u32> {
     map1(shape, x, |v| u32::from(test(v)))
 }
 
-/// `f` over `x`, its constants made once.
-fn lane_fn(x: &[f32], f: impl LaneFn + Sync) -> Vec<f32> {
-    lanes::unary(x, |v| f.apply(v))
+/// `f` over `x` into `dst`, its constants made once.
+fn lane_fn(x: &[f32], dst: &mut [MaybeUninit<f32>], f: impl LaneFn) {
+    lanes::unary_into(x, dst, &|v| f.apply(v))
 }
 
 /// `f` on each lane: for the functions without a lane version.

@@ -146,12 +146,15 @@ fn product(batch: usize, dims: Dims, a: BatchA, b: Source, finish: &Finish) -> V
         return Vec::new();
     }
     if shares_panels(dims) {
-        let mut out = vec![0f32; len];
-        for (i, c) in out.chunks_exact_mut(m * n).enumerate() {
+        let mut out = Vec::with_capacity(len);
+        let slots = &mut out.spare_capacity_mut()[..len];
+        for (i, c) in slots.chunks_exact_mut(m * n).enumerate() {
             let rows_done = |first_row: usize, c: &mut [f32]| finish((i * m + first_row) * n, c);
             let a = a.rows(i, (m, k), 0, m);
             packed::matmul_shared(m, n, k, a, matrix_b(i, b), c, &rows_done);
         }
+        // SAFETY: `matmul_shared` wrote every element of each product.
+        unsafe { out.set_len(len) };
         return out;
     }
     // Packed products split by whole register tiles of rows; row updates by whole matrices.

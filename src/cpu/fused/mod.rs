@@ -2,7 +2,10 @@
 //! through the same kernel as its unfused op (`unary`, `binary`, `select`) on the chunk, so
 //! values match the unfused ops bit for bit while intermediates stay a chunk long (in cache)
 //! instead of whole arrays. An input of one element stays one value through the steps that
-//! read only such values.
+//! read only such values. A float32 program of ops with four-lane forms over inputs read in
+//! place takes `lanes.rs`, which runs the same kernels without allocating.
+
+mod lanes;
 
 use std::borrow::Cow;
 
@@ -47,9 +50,15 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
     let last_uses = expr.last_uses();
     // Chunks are whole words of a packed result (CHUNK is a multiple of 4), and so are parts.
     let per = pool::part_len(n, expr.steps.len(), CHUNK);
+    let plan = lanes::Plan::new(expr, shape, inputs, false);
     pool::try_zeroed_parts(total, dtype.words(per), |word, words: &mut [u32]| {
         let first = per * (word / dtype.words(per));
         let end = (first + per).min(n);
+        if let Some(plan) = &plan {
+            // A float32 program: one word an element.
+            lanes_parts(plan, first..end, bytemuck::cast_slice_mut(words));
+            return Ok(());
+        }
         let mut at = 0;
         for start in (first..end).step_by(CHUNK) {
             let len = CHUNK.min(end - start);
@@ -83,6 +92,10 @@ pub fn fused_in_place(
     start: usize,
     block: &mut [u32],
 ) -> Result<()> {
+    if let Some(plan) = lanes::Plan::new(expr, shape, inputs, true) {
+        lanes_in_place(&plan, start, bytemuck::cast_slice_mut(block));
+        return Ok(());
+    }
     for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
         let at = start + c * CHUNK;
         let words = {
@@ -103,6 +116,34 @@ pub fn fused_in_place(
         }
     }
     Ok(())
+}
+
+/// A planned program over elements `range` into `out`, a chunk at a time.
+fn lanes_parts(plan: &lanes::Plan, range: std::ops::Range<usize>, out: &mut [f32]) {
+    lanes::with_scratch(|slots, values| {
+        let chunks = range.step_by(CHUNK).zip(out.chunks_mut(CHUNK));
+        for (start, to) in chunks {
+            match plan.run(None, (start, to.len()), slots, values) {
+                lanes::Final::Splat(v) => to.fill(v),
+                lanes::Final::Values(v) => to.copy_from_slice(v),
+                lanes::Final::Chunk => unreachable!("only an in-place program reads its chunk"),
+            }
+        }
+    });
+}
+
+/// A planned program in place over `block`, elements `start..`, a chunk at a time.
+fn lanes_in_place(plan: &lanes::Plan, start: usize, block: &mut [f32]) {
+    lanes::with_scratch(|slots, values| {
+        for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
+            let at = (start + c * CHUNK, chunk.len());
+            match plan.run(Some(chunk), at, slots, values) {
+                lanes::Final::Chunk => {}
+                lanes::Final::Splat(v) => chunk.fill(v),
+                lanes::Final::Values(v) => chunk.copy_from_slice(v),
+            }
+        }
+    });
 }
 
 /// The program's value over elements `start..start + len`; `first`, where given, is input
@@ -285,7 +326,8 @@ mod tests {
     use crate::dtype::DType;
     use crate::graph::primitive::{BinaryOp, UnaryOp};
 
-    fn operand<'a>(words: &'a [u32], strides: &'a [isize]) -> Operand<'a> {
+    /// A float32 operand of `words` with `strides` (the tests of `lanes.rs` too).
+    pub(super) fn operand<'a>(words: &'a [u32], strides: &'a [isize]) -> Operand<'a> {
         Operand {
             words,
             dtype: DType::Float32,
