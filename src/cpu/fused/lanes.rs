@@ -181,6 +181,10 @@ impl<'e, 'a> Plan<'e, 'a> {
     }
 }
 
+/// The most steps whose scratch a thread keeps between calls (256 KiB): a longer program's
+/// is let go after each call, so that one long program does not hold memory for good.
+pub(super) const KEPT_STEPS: usize = 32;
+
 /// Runs `f` with this thread's scratch (one chunk per step, and the steps' values), kept
 /// between calls; a nested call on the same thread gets new ones.
 pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>, &mut Vec<Value>) -> R) -> R {
@@ -189,7 +193,9 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<f32>, &mut Vec<Value>) -> R) -> R
     }
     let (mut slots, mut values) = SCRATCH.take();
     let result = f(&mut slots, &mut values);
-    SCRATCH.set((slots, values));
+    if slots.capacity() <= KEPT_STEPS * CHUNK {
+        SCRATCH.set((slots, values));
+    }
     result
 }
 
@@ -278,116 +284,4 @@ struct Probe;
 impl binary::LaneRun for Probe {
     type Out = ();
     fn run(self, _: impl Fn(F32x4, F32x4) -> F32x4 + Sync) {}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::fused::tests::operand;
-    use crate::cpu::fused::{fused, fused_in_place};
-    use crate::graph::primitive::BinaryOp;
-
-    fn floats(n: usize, seed: u32) -> Vec<u32> {
-        (0..n)
-            .map(|i| {
-                let v = (i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) % 4001;
-                (v as f32 / 1000.0 - 2.0).to_bits()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_planned_program_matches_its_ops_one_by_one_bit_for_bit() {
-        // log2(|relu(x + bias) * 0.5 - y| + e^0.5), over [3, 1001]: chunks of 2048 that end
-        // mid-row and mid-vector, a bias row repeated, a splat chain (e^0.5) and a float64 op.
-        let shape = [3, 1001];
-        let (x, y, bias) = (floats(3003, 1), floats(3003, 2), floats(1001, 3));
-        let (half, dense, row, splat) = ([0.5f32.to_bits()], [1001, 1], [0, 1], [0, 0]);
-        let expr = FusedExpr {
-            steps: vec![
-                Step::Input(0),
-                Step::Input(1),
-                Step::Binary(BinaryOp::Add, 0, 1),
-                Step::Unary(UnaryOp::Relu, 2),
-                Step::Input(2),
-                Step::Binary(BinaryOp::Multiply, 3, 4),
-                Step::Input(3),
-                Step::Binary(BinaryOp::Subtract, 5, 6),
-                Step::Unary(UnaryOp::Abs, 7),
-                Step::Unary(UnaryOp::Exp, 4),
-                Step::Binary(BinaryOp::Add, 8, 9),
-                Step::Unary(UnaryOp::Log2, 10),
-            ],
-            dtypes: vec![DType::Float32; 12],
-        };
-        let inputs = [
-            operand(&x, &dense),
-            operand(&bias, &row),
-            operand(&half, &splat),
-            operand(&y, &dense),
-        ];
-        assert!(Plan::new(&expr, &shape, &inputs, false).is_some());
-        let got = fused(&expr, &shape, &inputs).unwrap();
-
-        let f32 = DType::Float32;
-        let bin = |op, a: &[u32], sa: &[isize], b: &[u32], sb: &[isize]| {
-            binary::binary(op, f32, &shape, operand(a, sa), operand(b, sb))
-        };
-        let un =
-            |op, a: &[u32], sa: &[isize]| unary::unary(op, f32, &shape, operand(a, sa)).unwrap();
-        let sum = bin(BinaryOp::Add, &x, &dense, &bias, &row);
-        let relu = un(UnaryOp::Relu, &sum, &dense);
-        let scaled = bin(BinaryOp::Multiply, &relu, &dense, &half, &splat);
-        let diff = bin(BinaryOp::Subtract, &scaled, &dense, &y, &dense);
-        let abs = un(UnaryOp::Abs, &diff, &dense);
-        let e = un(UnaryOp::Exp, &half, &splat);
-        let total = bin(BinaryOp::Add, &abs, &dense, &e, &splat);
-        let want = un(UnaryOp::Log2, &total, &dense);
-        assert_eq!(got, want);
-
-        // The same program in place over a block of rows from row 1 on: input 0 is the block.
-        let mut block = x[1001..].to_vec();
-        fused_in_place(
-            (&expr, &expr.last_uses()),
-            &shape,
-            &inputs,
-            1001,
-            &mut block,
-        )
-        .unwrap();
-        assert_eq!(block, want[1001..]);
-    }
-
-    #[test]
-    fn gathered_inputs_and_selects_take_the_general_path() {
-        let shape = [4, 8];
-        let x = floats(32, 4);
-        let add = FusedExpr {
-            steps: vec![
-                Step::Input(0),
-                Step::Input(1),
-                Step::Binary(BinaryOp::Add, 0, 1),
-            ],
-            dtypes: vec![DType::Float32; 3],
-        };
-        let (dense, transposed) = ([8isize, 1], [1isize, 4]);
-        let both = [operand(&x, &dense), operand(&x, &dense)];
-        assert!(Plan::new(&add, &shape, &both, false).is_some());
-        let gathered = [operand(&x, &dense), operand(&x, &transposed)];
-        assert!(Plan::new(&add, &shape, &gathered, false).is_none());
-        let select = FusedExpr {
-            steps: vec![Step::Input(0), Step::Input(1), Step::Where(0, 1, 1)],
-            dtypes: vec![DType::Bool, DType::Float32, DType::Float32],
-        };
-        assert!(Plan::new(&select, &shape, &both, false).is_none());
-        let compare = FusedExpr {
-            steps: vec![
-                Step::Input(0),
-                Step::Input(1),
-                Step::Binary(BinaryOp::Less, 0, 1),
-            ],
-            dtypes: vec![DType::Float32, DType::Float32, DType::Bool],
-        };
-        assert!(Plan::new(&compare, &shape, &both, false).is_none());
-    }
 }
