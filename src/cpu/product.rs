@@ -76,14 +76,12 @@ fn with_epilogue(
         .chain((2..inputs.len()).map(|k| operand(node, inputs, host, k)))
         .collect();
     let operands: Vec<Operand> = leaves.iter().map(Broadcast::as_operand).collect();
-    let last_uses = expr.last_uses();
+    let program = fused::InPlace::new(expr, shape, &operands);
     // Rows finish on the CPU pool's threads; the first failure is kept (a program's failure
     // is its dtype's, the same for every row, so a second one racing it loses nothing).
     let failed = std::sync::Mutex::new(None);
     let out = product(&|at, rows| {
-        let rows = bytemuck::cast_slice_mut(rows);
-        let program = (expr, &last_uses[..]);
-        if let Err(e) = fused::fused_in_place(program, shape, &operands, at, rows)
+        if let Err(e) = program.run(at, bytemuck::cast_slice_mut(rows))
             && let Ok(mut slot) = failed.try_lock()
         {
             slot.get_or_insert(e);

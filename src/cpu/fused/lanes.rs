@@ -17,7 +17,7 @@ use crate::dtype::DType;
 use crate::graph::primitive::{FusedExpr, Step, UnaryOp};
 use crate::graph::shape::repeated_row;
 
-use super::{CHUNK, is_row_major};
+use super::{CHUNK, is_row_major, repeat};
 
 /// How one of the program's inputs is read over a chunk.
 #[derive(Clone, Copy)]
@@ -219,23 +219,6 @@ fn has_lanes(op: UnaryOp) -> bool {
     use UnaryOp::*;
     !matches!(op, Cast | LogicalNot | IsNan | IsInf | IsFinite)
         && op.compute_dtype(DType::Float32) == DType::Float32
-}
-
-/// Elements `start..start + dst.len()` of `row` repeated, into `dst`.
-fn repeat(row: &[f32], start: usize, dst: &mut [MaybeUninit<f32>]) {
-    let mut at = start % row.len();
-    let mut filled = 0;
-    while filled < dst.len() {
-        let take = (row.len() - at).min(dst.len() - filled);
-        for (d, &v) in dst[filled..filled + take]
-            .iter_mut()
-            .zip(&row[at..at + take])
-        {
-            d.write(v);
-        }
-        filled += take;
-        at = 0;
-    }
 }
 
 /// An initialized slice as slots to write (writing initialized values keeps it so).

@@ -8,6 +8,7 @@
 mod lanes;
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use crate::cpu::cast::Operand;
 use crate::cpu::{binary, pool, select, unary};
@@ -62,7 +63,7 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
         let mut at = 0;
         for start in (first..end).step_by(CHUNK) {
             let len = CHUNK.min(end - start);
-            let value = run_chunk(expr, &last_uses, shape, inputs, None, start, len)?;
+            let value = run_chunk((expr, &last_uses), shape, inputs, None, start, len)?;
             let count = dtype.words(len);
             let to = &mut words[at..at + count];
             if value.splat {
@@ -82,40 +83,52 @@ pub fn fused(expr: &FusedExpr, shape: &[usize], inputs: &[Operand]) -> Result<Ve
     })
 }
 
-/// `expr` over elements `start..start + block.len()` of `shape`, in place: `block` holds
-/// input 0's values there (a matmul's finished rows) and gets the program's. Input 0 of
-/// `inputs` is not read; `last_uses` is `expr.last_uses()`, made once for every block.
-pub fn fused_in_place(
-    (expr, last_uses): (&FusedExpr, &[usize]),
-    shape: &[usize],
-    inputs: &[Operand],
-    start: usize,
-    block: &mut [u32],
-) -> Result<()> {
-    if let Some(plan) = lanes::Plan::new(expr, shape, inputs, true) {
-        lanes_in_place(&plan, start, bytemuck::cast_slice_mut(block));
-        return Ok(());
-    }
-    for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
-        let at = start + c * CHUNK;
-        let words = {
-            let value = run_chunk(
-                expr,
-                last_uses,
-                shape,
-                inputs,
-                Some(&*chunk),
-                at,
-                chunk.len(),
-            )?;
-            (value.splat, value.words.into_owned())
-        };
-        match words {
-            (true, word) => chunk.fill(word[0]),
-            (false, words) => chunk.copy_from_slice(&words),
+/// A program run in place over blocks of its output (a matmul's epilogue on each block of
+/// finished rows, from any thread of the CPU pool), prepared once for every block: its steps'
+/// last uses, and its plan where `lanes.rs` runs it.
+pub struct InPlace<'p> {
+    expr: &'p FusedExpr,
+    shape: &'p [usize],
+    inputs: &'p [Operand<'p>],
+    last_uses: Vec<usize>,
+    plan: Option<lanes::Plan<'p, 'p>>,
+}
+
+impl<'p> InPlace<'p> {
+    /// `expr` over `shape`, whose input 0 is the block itself (input 0 of `inputs` is not
+    /// read).
+    pub fn new(expr: &'p FusedExpr, shape: &'p [usize], inputs: &'p [Operand<'p>]) -> Self {
+        Self {
+            expr,
+            shape,
+            inputs,
+            last_uses: expr.last_uses(),
+            plan: lanes::Plan::new(expr, shape, inputs, true),
         }
     }
-    Ok(())
+
+    /// The program over elements `start..start + block.len()`, in place: `block` holds input
+    /// 0's values there and gets the program's.
+    pub fn run(&self, start: usize, block: &mut [u32]) -> Result<()> {
+        if let Some(plan) = &self.plan {
+            lanes_in_place(plan, start, bytemuck::cast_slice_mut(block));
+            return Ok(());
+        }
+        for (c, chunk) in block.chunks_mut(CHUNK).enumerate() {
+            let at = start + c * CHUNK;
+            let words = {
+                let (first, len) = (Some(&*chunk), chunk.len());
+                let program = (self.expr, &self.last_uses[..]);
+                let value = run_chunk(program, self.shape, self.inputs, first, at, len)?;
+                (value.splat, value.words.into_owned())
+            };
+            match words {
+                (true, word) => chunk.fill(word[0]),
+                (false, words) => chunk.copy_from_slice(&words),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A planned program over elements `range` into `out`, a chunk at a time.
@@ -149,8 +162,7 @@ fn lanes_in_place(plan: &lanes::Plan, start: usize, block: &mut [f32]) {
 /// The program's value over elements `start..start + len`; `first`, where given, is input
 /// 0's values there.
 fn run_chunk<'a>(
-    expr: &FusedExpr,
-    last_uses: &[usize],
+    (expr, last_uses): (&FusedExpr, &[usize]),
     shape: &[usize],
     inputs: &[Operand<'a>],
     first: Option<&'a [u32]>,
@@ -274,13 +286,27 @@ fn packed_chunk<'a>(input: &Operand<'a>, shape: &[usize], start: usize, len: usi
 fn repeat_row(input: &Operand, period: usize, start: usize, len: usize) -> Vec<u32> {
     let row = &input.words[input.offset..input.offset + period];
     let mut out = Vec::with_capacity(len);
-    let mut at = start % period;
-    while out.len() < len {
-        let take = (period - at).min(len - out.len());
-        out.extend_from_slice(&row[at..at + take]);
+    repeat(row, start, &mut out.spare_capacity_mut()[..len]);
+    // SAFETY: `repeat` wrote all `len` elements.
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// Elements `start..start + dst.len()` of `row` repeated end to end, into `dst`.
+fn repeat<T: Copy>(row: &[T], start: usize, dst: &mut [MaybeUninit<T>]) {
+    let mut at = start % row.len();
+    let mut filled = 0;
+    while filled < dst.len() {
+        let take = (row.len() - at).min(dst.len() - filled);
+        for (d, &v) in dst[filled..filled + take]
+            .iter_mut()
+            .zip(&row[at..at + take])
+        {
+            d.write(v);
+        }
+        filled += take;
         at = 0;
     }
-    out
 }
 
 /// The elements of a strided input at row-major positions `start..start + len`.

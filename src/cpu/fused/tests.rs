@@ -114,14 +114,9 @@ fn a_planned_program_matches_its_ops_one_by_one_bit_for_bit() {
 
     // The same program in place over a block of rows from row 1 on: input 0 is the block.
     let mut block = x[1001..].to_vec();
-    fused_in_place(
-        (&expr, &expr.last_uses()),
-        &shape,
-        &inputs,
-        1001,
-        &mut block,
-    )
-    .unwrap();
+    InPlace::new(&expr, &shape, &inputs)
+        .run(1001, &mut block)
+        .unwrap();
     assert_eq!(block, want[1001..]);
 }
 
