@@ -39,8 +39,11 @@ export type WasmSource =
  * Workers and whose long CPU work runs on them, off the calling thread (a read awaits it as it
  * awaits the GPU), and the single-threaded one (`tandem_bg.wasm`) elsewhere, where CPU
  * kernels run on the calling thread and block it while they run; `opts.threaded` picks
- * one (the threaded build on a page that is not isolated is a `DeviceError`). `source` is the
- * module of the build that loads.
+ * one (the threaded build on a page that is not isolated is a `DeviceError`). Each build has a
+ * relaxed-SIMD variant (`tandem_relaxed_bg.wasm`, `tandem_threaded_relaxed_bg.wasm`: a fused
+ * multiply-add in the CPU stream's kernels), which is fetched where the engine compiles
+ * relaxed SIMD (`docs/threads.md`). `source` is a module of the build that loads, either
+ * variant.
  *
  * ```ts
  * await tn.loadWasm(new URL("/assets/tandem_bg.wasm", location.href), { threaded: false });
@@ -110,6 +113,10 @@ export interface RuntimeInfo {
   readonly threads: {
     count: number;
     build: "threaded" | "single-threaded";
+    /** Whether the module that runs uses relaxed SIMD (a fused multiply-add in the CPU
+     * stream's products): the package loads that variant of either build where the engine
+     * compiles it. */
+    relaxedSimd: boolean;
     crossOriginIsolated: boolean;
     reason: string;
   } | null;

@@ -8,7 +8,10 @@
 // `tandem_threaded.js` (wasm threads on shared memory: the CPU stream's kernels split over a
 // pool of Web Workers). Shared memory exists only on a cross-origin isolated page, so the
 // threaded build is loaded there and the single-threaded one everywhere else;
-// `RuntimeInfo.threads` says which runs and why.
+// `RuntimeInfo.threads` says which runs and why. Each build has two modules under one glue:
+// `*_relaxed_bg.wasm` also uses relaxed SIMD (a fused multiply-add in the CPU stream's
+// product tiles), which an engine without it refuses to compile, so it is loaded only where
+// a probe module that uses it validates.
 import loadSingle, * as single from "./tandem.js";
 import loadThreaded, * as threaded from "./tandem_threaded.js";
 
@@ -20,12 +23,40 @@ function isolated() {
   return globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
 }
 
+// A module of one function (v128, v128, v128) -> v128 that returns f32x4.relaxed_madd of its
+// arguments.
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b,
+  0x7b, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20,
+  0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b,
+]);
+
+/** Whether the engine compiles relaxed SIMD. */
+function relaxedSimd() {
+  try {
+    return WebAssembly.validate(RELAXED_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+/** The module beside this file that the chosen build loads: its relaxed-SIMD variant where the
+ * engine has relaxed SIMD. Each URL is written out whole, so that bundlers (Vite, webpack)
+ * see both and emit them as assets. */
+function defaultModule(useThreads) {
+  if (!relaxedSimd()) return undefined; // the glue's own default, the plain module
+  return useThreads
+    ? new URL("./tandem_threaded_relaxed_bg.wasm", import.meta.url)
+    : new URL("./tandem_relaxed_bg.wasm", import.meta.url);
+}
+
 /**
  * Loads the WebAssembly module, once. `initRuntime()` calls it; call it yourself only to load
  * the module from somewhere else than beside this file (a CDN, a `Response`, bytes, a compiled
- * `WebAssembly.Module`): `source` is the module of the build that loads, which is
- * `tandem_threaded_bg.wasm` on a cross-origin isolated page and `tandem_bg.wasm` elsewhere,
- * or the one `{ threaded }` names.
+ * `WebAssembly.Module`): `source` is a module of the build that loads, which is the threaded
+ * build (`tandem_threaded_bg.wasm`, or `tandem_threaded_relaxed_bg.wasm` where the engine has
+ * relaxed SIMD) on a cross-origin isolated page and the single-threaded one
+ * (`tandem_bg.wasm`, `tandem_relaxed_bg.wasm`) elsewhere, or the one `{ threaded }` names.
  */
 export function loadWasm(source, opts) {
   const useThreads = opts?.threaded ?? isolated();
@@ -38,7 +69,8 @@ export function loadWasm(source, opts) {
     return Promise.reject(error);
   }
   const [load, chosen] = useThreads ? [loadThreaded, threaded] : [loadSingle, single];
-  loading ??= load(source === undefined ? undefined : { module_or_path: source }).then(
+  const module = source ?? defaultModule(useThreads);
+  loading ??= load(module === undefined ? undefined : { module_or_path: module }).then(
     () => bind(chosen),
     (err) => {
       // A failed load may be tried again, with another source.
@@ -53,8 +85,9 @@ export function loadWasm(source, opts) {
 function explained(err) {
   if (!(err instanceof WebAssembly.CompileError) || !/magic word/.test(err.message)) return err;
   const error = new Error(
-    "tandem: the server answered the request for the WebAssembly module (tandem_bg.wasm, or " +
-      "tandem_threaded_bg.wasm on a cross-origin isolated page) with something else (a page?). " +
+    "tandem: the server answered the request for the WebAssembly module (tandem_bg.wasm, " +
+      "tandem_threaded_bg.wasm on a cross-origin isolated page, or their _relaxed_bg.wasm " +
+      "variants) with something else (a page?). " +
       'Under Vite\'s dev server, add optimizeDeps: { exclude: ["tandem"] } to vite.config; ' +
       `elsewhere, pass the wasm's URL to loadWasm(). (${err.message})`,
   );

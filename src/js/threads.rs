@@ -85,6 +85,13 @@ pub fn to_js(threads: &Threads) -> JsValue {
         "single-threaded"
     };
     set(&object, "build", build.into());
+    // Which of the build's two modules this is (the package loads the relaxed one where the
+    // engine compiles relaxed SIMD): the compiler's own record, not a guess.
+    set(
+        &object,
+        "relaxedSimd",
+        cfg!(target_feature = "relaxed-simd").into(),
+    );
     set(&object, "crossOriginIsolated", threads.isolated.into());
     set(&object, "reason", threads.reason.as_str().into());
     object.into()

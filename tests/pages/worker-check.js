@@ -28,6 +28,12 @@ async function main() {
     const where = `isolated: ${reply.isolated}, SharedArrayBuffer: ${reply.sharedMemory}`;
     throw new Error(`the worker (${where}) runs ${JSON.stringify(reply.threads)}`);
   }
+  if (reply.threads.relaxedSimd !== reply.relaxedEngine) {
+    throw new Error(
+      `the engine ${reply.relaxedEngine ? "has" : "lacks"} relaxed SIMD, and the worker loaded ` +
+        `the module ${reply.threads.relaxedSimd ? "with" : "without"} it`,
+    );
+  }
   if (reply.after !== reply.before) {
     throw new Error(`the worker's active memory went ${reply.before} -> ${reply.after} bytes`);
   }
@@ -36,6 +42,7 @@ async function main() {
     `WebGPU in the worker: ${reply.gpu ? "yes" : "no (the gpu stream ran on the CPU)"}`,
     `a 200x300 by 300x100 matmul on its cpu stream: 300 everywhere`,
     `its threads: ${reply.threads.count}, ${reply.threads.build} (${reply.threads.reason})`,
+    `relaxed SIMD: ${reply.threads.relaxedSimd ? "yes, the relaxed variant loaded" : "no, the plain module loaded"}`,
     `the worker's active memory: ${reply.before} -> ${reply.after} bytes`,
   ].join("\n");
 }

@@ -5,6 +5,14 @@
 // own memory figures posted back.
 import * as tn from "/pkg/index.js";
 
+// f32x4.relaxed_madd in a module of one function: whether this engine has relaxed SIMD, asked
+// apart from the package, which should then have loaded its relaxed variant.
+const RELAXED_MADD = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b,
+  0x7b, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20,
+  0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b,
+]);
+
 self.onmessage = async () => {
   try {
     // Each step is posted, so that a worker that stops says where (worker-check.js).
@@ -32,6 +40,7 @@ self.onmessage = async () => {
       sum,
       matmulOk,
       threads: info.threads,
+      relaxedEngine: WebAssembly.validate(RELAXED_MADD),
       isolated: self.crossOriginIsolated === true,
       sharedMemory: typeof SharedArrayBuffer === "function",
       before,

@@ -28,6 +28,11 @@ async fn runtime_info_says_which_build_runs_and_on_how_many_threads() {
     let build = get(&threads, "build").as_string().unwrap();
     let reason = get(&threads, "reason").as_string().unwrap();
     assert_eq!(
+        get(&threads, "relaxedSimd").as_bool(),
+        Some(cfg!(target_feature = "relaxed-simd")),
+        "relaxedSimd is the module's own build flag"
+    );
+    assert_eq!(
         get(&threads, "crossOriginIsolated").as_bool(),
         Some(isolated())
     );

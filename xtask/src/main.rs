@@ -13,6 +13,7 @@ mod manifest;
 mod npm;
 mod package;
 mod pages;
+mod relaxed;
 mod serve;
 mod setup;
 mod test;

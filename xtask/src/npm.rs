@@ -93,12 +93,8 @@ fn check_module(manifest: &Manifest, out: &Path) -> Result<String, String> {
     if manifest.profile != "release" {
         return Ok(format!("a {} build: not checked", manifest.profile));
     }
-    let builds = [
-        ("tandem.js", "tandem_bg.wasm"),
-        ("tandem_threaded.js", "tandem_threaded_bg.wasm"),
-    ];
     let mut sizes = Vec::new();
-    for (glue_file, module) in builds {
+    for (glue_file, module) in package::MODULES {
         let wasm = std::fs::read(out.join(module)).map_err(|e| e.to_string())?;
         let sections = package::custom_sections(&wasm)?;
         if sections.iter().any(|s| s == "name") {

@@ -13,9 +13,10 @@ use crate::cmd::{root, run};
 use crate::manifest::Manifest;
 
 /// What the package ships; `npm pack` must give exactly these (checked by `cargo xtask test`).
-/// `tandem.js` and its module are the single-threaded build; `tandem_threaded.js` and its
-/// module the threaded one, which `index.js` loads on a cross-origin isolated page.
-pub const FILES: [&str; 9] = [
+/// `tandem.js` and its modules are the single-threaded build; `tandem_threaded.js` and its
+/// modules the threaded one, which `index.js` loads on a cross-origin isolated page. Each
+/// build has a relaxed-SIMD variant (`relaxed.rs`) that shares its glue.
+pub const FILES: [&str; 11] = [
     "LICENSE",
     "README.md",
     "index.d.ts",
@@ -23,8 +24,18 @@ pub const FILES: [&str; 9] = [
     "package.json",
     "tandem.js",
     "tandem_bg.wasm",
+    "tandem_relaxed_bg.wasm",
     "tandem_threaded.js",
     "tandem_threaded_bg.wasm",
+    "tandem_threaded_relaxed_bg.wasm",
+];
+
+/// Every module of the package with the glue that loads it.
+pub const MODULES: [(&str, &str); 4] = [
+    ("tandem.js", "tandem_bg.wasm"),
+    ("tandem_threaded.js", "tandem_threaded_bg.wasm"),
+    crate::relaxed::MODULES[0],
+    crate::relaxed::MODULES[1],
 ];
 
 /// The files of `npm/` copied into the package.
@@ -79,7 +90,8 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
     }
     run(&mut wasm_pack)?;
     build_threaded(manifest, &out)?;
-    for module in ["tandem_bg.wasm", "tandem_threaded_bg.wasm"] {
+    crate::relaxed::build(manifest, &out)?;
+    for (_, module) in MODULES {
         let wasm = out.join(module);
         if optimize {
             wasm_opt(manifest, &wasm)?;
@@ -253,7 +265,9 @@ fn package_json(generated: &Value) -> Value {
                 "default": "./index.js"
             },
             "./tandem_bg.wasm": "./tandem_bg.wasm",
+            "./tandem_relaxed_bg.wasm": "./tandem_relaxed_bg.wasm",
             "./tandem_threaded_bg.wasm": "./tandem_threaded_bg.wasm",
+            "./tandem_threaded_relaxed_bg.wasm": "./tandem_threaded_relaxed_bg.wasm",
             "./package.json": "./package.json"
         },
         "files": FILES.iter().filter(|f| **f != "package.json").collect::<Vec<_>>(),

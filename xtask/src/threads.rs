@@ -36,6 +36,16 @@ pub fn threaded(command: &mut Command) -> &mut Command {
         .env("CARGO_TARGET_DIR", target_dir())
 }
 
+/// [`threaded`] with relaxed SIMD too (`relaxed.rs`), in a target folder of its own.
+pub fn threaded_relaxed(command: &mut Command) -> &mut Command {
+    threaded(command)
+        .env(
+            "RUSTFLAGS",
+            RUSTFLAGS.replacen("+simd128", "+simd128,+relaxed-simd", 1),
+        )
+        .env("CARGO_TARGET_DIR", root().join("target/threads-relaxed"))
+}
+
 /// Installs the pinned nightly with `rust-src` and the wasm target; returns whether anything
 /// was installed (about 10 s of download).
 pub fn ensure_nightly() -> Result<bool, String> {

@@ -24,8 +24,8 @@ lane_constants! {
         shifter_bits: I32x4 = I32x4::splat(SHIFTER.to_bits() as i32),
         shifter_bits_less_254: I32x4 = I32x4::splat(SHIFTER.to_bits() as i32 - 254),
         bias: I32x4 = I32x4::splat(127),
-        ln2_hi: F32x4 = v(LN2_HI),
-        ln2_lo: F32x4 = v(LN2_LO),
+        neg_ln2_hi: F32x4 = v(-LN2_HI),
+        neg_ln2_lo: F32x4 = v(-LN2_LO),
         q: [F32x4; 5] = vs(Q),
         one: F32x4 = v(1.0),
     }
@@ -35,12 +35,13 @@ impl Exp {
     /// `shifter` + n and r, with x = n ln2 + r, |r| <= ln2/2, n rounded to even on ties; for
     /// |x| < 2^21 and a `shifter` that is SHIFTER plus a small integer. One add and one
     /// subtract round n, instead of `round` and a float-to-int conversion, which V8 expands
-    /// into several instructions to saturate.
+    /// into several instructions to saturate. Each `mul_add` is fused with relaxed SIMD and
+    /// rounds twice without, in the same order as the expression written out.
     #[inline(always)]
     fn reduce_shifted(&self, x: F32x4, shifter: F32x4) -> (F32x4, F32x4) {
-        let t = x * self.log2e + shifter;
+        let t = x.mul_add(self.log2e, shifter);
         let n = t - shifter;
-        (t, x - n * self.ln2_hi - n * self.ln2_lo)
+        (t, n.mul_add(self.neg_ln2_lo, n.mul_add(self.neg_ln2_hi, x)))
     }
 
     /// n (as a float and as an integer) and r with x = n ln2 + r, as above.
@@ -55,9 +56,9 @@ impl Exp {
     #[inline(always)]
     fn expm1_reduced(&self, r: F32x4) -> F32x4 {
         let (r2, q) = (r * r, &self.q);
-        let low = q[0] + q[1] * r;
-        let high = (q[2] + q[3] * r) + q[4] * r2;
-        r + r2 * (low + r2 * high)
+        let low = q[1].mul_add(r, q[0]);
+        let high = q[4].mul_add(r2, q[3].mul_add(r, q[2]));
+        r2.mul_add(r2.mul_add(high, low), r)
     }
 
     /// 2^n as a float, for integer n in [-126, 127].
@@ -69,10 +70,11 @@ impl Exp {
 
 impl LaneFn for Exp {
     #[inline(always)]
-    fn apply(&self, x: F32x4) -> F32x4 {
+    fn apply(&self, input: F32x4) -> F32x4 {
         // Past these bounds the result is +inf or 0 anyway; clamping keeps n in [-150, 129].
-        // A NaN lane fails both comparisons, stays NaN and makes the product NaN.
-        let x = x.pmax(self.low).pmin(self.high);
+        // A NaN lane fails both comparisons, stays NaN and makes the product NaN (with relaxed
+        // SIMD it may not: `keep_nan` below).
+        let x = input.pmax(self.low).pmin(self.high);
         let (t, r) = self.reduce_shifted(x, self.shifter);
         let p = self.expm1_reduced(r) + self.one;
         // 2^n as 2^h 2^(n-h), h = floor(n/2), both normal, so that n = 128 and n < -126
@@ -81,7 +83,7 @@ impl LaneFn for Exp {
         // are the two exponent fields.
         let a = t.to_bits() - self.shifter_bits_less_254;
         let h = a.shr::<1>();
-        p * h.shl::<23>().to_f32_bits() * (a - h).shl::<23>().to_f32_bits()
+        (p * h.shl::<23>().to_f32_bits() * (a - h).shl::<23>().to_f32_bits()).keep_nan(input)
     }
 }
 

@@ -16,8 +16,8 @@ pub fn tile(a: &[f32], b: &[f32], c: &mut [f32], ldc: usize) {
         let (b0, b1) = (F32x4::load(&bp[..LANES]), F32x4::load(&bp[LANES..]));
         for (row, &coefficient) in acc.iter_mut().zip(ap) {
             let coefficient = F32x4::splat(coefficient);
-            row[0] = row[0] + coefficient * b0;
-            row[1] = row[1] + coefficient * b1;
+            row[0] = coefficient.mul_add(b0, row[0]);
+            row[1] = coefficient.mul_add(b1, row[1]);
         }
     }
     add_into(&acc, c, ldc);
@@ -32,8 +32,8 @@ pub fn tile_rows(a: [&[f32]; MR], b: &[f32], c: &mut [f32], ldc: usize) {
         let (b0, b1) = (F32x4::load(&bp[..LANES]), F32x4::load(&bp[LANES..]));
         for (row, coefficient) in acc.iter_mut().zip([a0, a1, a2, a3]) {
             let coefficient = F32x4::splat(coefficient);
-            row[0] = row[0] + coefficient * b0;
-            row[1] = row[1] + coefficient * b1;
+            row[0] = coefficient.mul_add(b0, row[0]);
+            row[1] = coefficient.mul_add(b1, row[1]);
         }
     }
     add_into(&acc, c, ldc);

@@ -123,6 +123,17 @@ impl F32x4 {
     pub fn to_bits(self) -> I32x4 {
         I32x4(lanes(self.0, |v| v.to_bits() as i32))
     }
+    /// `self`: the portable `pmin`/`pmax` keep a NaN first operand, as wasm's do.
+    #[inline(always)]
+    pub fn keep_nan(self, _x: F32x4) -> F32x4 {
+        self
+    }
+    /// `self * b + c`, rounded twice: what relaxed SIMD's `madd` may give, and what the
+    /// build without it gives.
+    #[inline(always)]
+    pub fn mul_add(self, b: F32x4, c: F32x4) -> F32x4 {
+        self * b + c
+    }
 }
 
 impl I32x4 {

@@ -48,14 +48,29 @@ impl F32x4 {
         F32x4(f32x4_max(self.0, o.0))
     }
     /// `o < self ? o : self`: one instruction, where `min` takes several for NaN and -0.
+    /// With relaxed SIMD, LLVM emits it as `f32x4.relaxed_min`, whose lane for a NaN or a pair
+    /// of zeros may be either operand: see [`F32x4::keep_nan`].
     #[inline(always)]
     pub fn pmin(self, o: F32x4) -> F32x4 {
         F32x4(f32x4_pmin(self.0, o.0))
     }
-    /// `self < o ? o : self`.
+    /// `self < o ? o : self`; `f32x4.relaxed_max` with relaxed SIMD, as for `pmin`.
     #[inline(always)]
     pub fn pmax(self, o: F32x4) -> F32x4 {
         F32x4(f32x4_pmax(self.0, o.0))
+    }
+    /// `self` with `x`'s NaN lanes, for a result computed from `x` through `pmin`/`pmax`: with
+    /// relaxed SIMD those may turn a NaN into the other operand; without it they keep a NaN
+    /// `self`, and this is nothing.
+    #[inline(always)]
+    pub fn keep_nan(self, x: F32x4) -> F32x4 {
+        #[cfg(target_feature = "relaxed-simd")]
+        return x.eq(x).select(self, x);
+        #[cfg(not(target_feature = "relaxed-simd"))]
+        return {
+            let _ = x;
+            self
+        };
     }
     #[inline(always)]
     pub fn abs(self) -> F32x4 {
@@ -102,6 +117,14 @@ impl F32x4 {
     #[inline(always)]
     pub fn to_bits(self) -> I32x4 {
         I32x4(self.0)
+    }
+    /// `self * b + c`: one fused instruction with relaxed SIMD, else a multiply and an add.
+    #[inline(always)]
+    pub fn mul_add(self, b: F32x4, c: F32x4) -> F32x4 {
+        #[cfg(target_feature = "relaxed-simd")]
+        return F32x4(f32x4_relaxed_madd(self.0, b.0, c.0));
+        #[cfg(not(target_feature = "relaxed-simd"))]
+        return self * b + c;
     }
 }
 

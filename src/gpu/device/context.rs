@@ -70,6 +70,7 @@ impl GpuContext {
         power_preference: wgpu::PowerPreference,
         decide_exp: impl AsyncFnOnce(&AdapterSummary, &wgpu::Device, &wgpu::Queue) -> ExpChoice,
     ) -> Result<GpuContext> {
+        webgpu_served()?;
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: backends(),
             ..wgpu::InstanceDescriptor::new_without_display_handle()
@@ -217,6 +218,27 @@ fn wanted_features() -> wgpu::Features {
 #[cfg(target_arch = "wasm32")]
 fn backends() -> wgpu::Backends {
     wgpu::Backends::BROWSER_WEBGPU
+}
+
+/// wgpu's browser backend works from a window or a dedicated worker and panics anywhere else
+/// (a shared or service worker, Node): there the runtime runs without a GPU instead.
+#[cfg(target_arch = "wasm32")]
+fn webgpu_served() -> Result<()> {
+    use wasm_bindgen::JsCast;
+    let global = js_sys::global();
+    if global.has_type::<web_sys::Window>()
+        || global.has_type::<web_sys::DedicatedWorkerGlobalScope>()
+    {
+        return Ok(());
+    }
+    Err(Error::Device(
+        "WebGPU is used from a window or a dedicated worker only, and this is neither".into(),
+    ))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn webgpu_served() -> Result<()> {
+    Ok(())
 }
 
 #[cfg(not(target_arch = "wasm32"))]
