@@ -50,6 +50,11 @@ function defaultModule(useThreads) {
     : new URL("./tandem_relaxed_bg.wasm", import.meta.url);
 }
 
+/** The glue's options for `module`: none (its own default) when it is undefined. */
+function moduleOption(module) {
+  return module === undefined ? undefined : { module_or_path: module };
+}
+
 /**
  * Loads the WebAssembly module, once. `initRuntime()` calls it; call it yourself only to load
  * the module from somewhere else than beside this file (a CDN, a `Response`, bytes, a compiled
@@ -69,8 +74,8 @@ export function loadWasm(source, opts) {
     return Promise.reject(error);
   }
   const [load, chosen] = useThreads ? [loadThreaded, threaded] : [loadSingle, single];
-  const module = source ?? defaultModule(useThreads);
-  loading ??= load(module === undefined ? undefined : { module_or_path: module }).then(
+  // Only the first call loads, so only it probes (`??=` leaves the rest unevaluated).
+  loading ??= load(moduleOption(source ?? defaultModule(useThreads))).then(
     () => bind(chosen),
     (err) => {
       // A failed load may be tried again, with another source.

@@ -105,6 +105,26 @@ pub fn build(manifest: &Manifest) -> Result<(), String> {
 /// The threaded build (`threads.rs`): cargo with the pinned nightly, then the same
 /// wasm-bindgen as wasm-pack uses, into `out` as `tandem_threaded.js` and its module.
 fn build_threaded(manifest: &Manifest, out: &Path) -> Result<(), String> {
+    let target_dir = crate::threads::target_dir();
+    build_and_bind(
+        manifest,
+        crate::threads::threaded,
+        &target_dir,
+        "tandem_threaded",
+        out,
+    )
+}
+
+/// `cargo build` of the library for wasm32 in the manifest's profile, with the flags
+/// `configure` sets, into `target_dir`; then wasm-bindgen (the one wasm-pack uses) of its
+/// module into `out_dir` as `{out_name}.js` and `{out_name}_bg.wasm`.
+pub fn build_and_bind(
+    manifest: &Manifest,
+    configure: impl FnOnce(&mut Command) -> &mut Command,
+    target_dir: &Path,
+    out_name: &str,
+    out_dir: &Path,
+) -> Result<(), String> {
     let mut cargo = Command::new("cargo");
     cargo.current_dir(root()).args([
         "build",
@@ -120,15 +140,15 @@ fn build_threaded(manifest: &Manifest, out: &Path) -> Result<(), String> {
         cargo.arg("--release");
         "release"
     };
-    run(crate::threads::threaded(&mut cargo))?;
-    let module = crate::threads::target_dir()
+    run(configure(&mut cargo).env("CARGO_TARGET_DIR", target_dir))?;
+    let module = target_dir
         .join("wasm32-unknown-unknown")
         .join(folder)
         .join("tandem.wasm");
     run(Command::new("wasm-bindgen")
         .args(["--target", &manifest.target, "--no-typescript"])
-        .args(["--out-name", "tandem_threaded", "--out-dir"])
-        .arg(out)
+        .args(["--out-name", out_name, "--out-dir"])
+        .arg(out_dir)
         .arg(module))
 }
 

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::cmd::{root, run};
+use crate::cmd::root;
 use crate::manifest::Manifest;
 
 /// The relaxed variants: (glue they share, the variant's module).
@@ -23,66 +23,35 @@ const SINGLE_RUSTFLAGS: &str = "-C target-feature=+simd128,+relaxed-simd";
 
 /// Builds both relaxed variants into `out`, beside the glue the plain builds wrote there.
 pub fn build(manifest: &Manifest, out: &Path) -> Result<(), String> {
-    let mut single = cargo_build(manifest);
-    single
-        .env("RUSTFLAGS", SINGLE_RUSTFLAGS)
-        .env("CARGO_TARGET_DIR", root().join("target/relaxed"));
+    let dir = root().join("target/relaxed");
+    variant(manifest, single, &dir, MODULES[0], out)?;
+    let dir = crate::threads::relaxed_target_dir();
     variant(
         manifest,
-        &mut single,
-        &root().join("target/relaxed"),
-        MODULES[0],
+        crate::threads::threaded_relaxed,
+        &dir,
+        MODULES[1],
         out,
-    )?;
-    let mut threaded = cargo_build(manifest);
-    crate::threads::threaded_relaxed(&mut threaded);
-    let dir = root().join("target/threads-relaxed");
-    variant(manifest, &mut threaded, &dir, MODULES[1], out)
+    )
 }
 
-/// `cargo build` of the library for wasm32 in the manifest's profile.
-fn cargo_build(manifest: &Manifest) -> Command {
-    let mut cargo = Command::new("cargo");
-    cargo.current_dir(root()).args([
-        "build",
-        "--lib",
-        "--package",
-        "tandem",
-        "--target",
-        "wasm32-unknown-unknown",
-    ]);
-    if manifest.profile != "dev" {
-        cargo.arg("--release");
-    }
-    cargo
+/// Makes `cargo` build the single-threaded variant.
+fn single(cargo: &mut Command) -> &mut Command {
+    cargo.env("RUSTFLAGS", SINGLE_RUSTFLAGS)
 }
 
-/// Runs `cargo`, then wasm-bindgen into a folder of its own; keeps the module as `module` in
-/// `out` once its glue is found to be `glue` in `out`.
+/// Builds the variant into `target_dir` and binds it in a folder of its own, under its plain
+/// build's out-name (the module's imports are named after it); keeps the module as `module`
+/// in `out` once its glue is found to be `glue` in `out`.
 fn variant(
     manifest: &Manifest,
-    cargo: &mut Command,
+    configure: impl FnOnce(&mut Command) -> &mut Command,
     target_dir: &Path,
     (glue, module): (&str, &str),
     out: &Path,
 ) -> Result<(), String> {
-    run(cargo)?;
-    let folder = if manifest.profile == "dev" {
-        "debug"
-    } else {
-        "release"
-    };
-    let built = target_dir
-        .join("wasm32-unknown-unknown")
-        .join(folder)
-        .join("tandem.wasm");
-    // The plain build's out-name: the module's imports are named after it.
     let (scratch, name) = (target_dir.join("glue"), glue.trim_end_matches(".js"));
-    run(Command::new("wasm-bindgen")
-        .args(["--target", &manifest.target, "--no-typescript"])
-        .args(["--out-name", name, "--out-dir"])
-        .arg(&scratch)
-        .arg(built))?;
+    crate::package::build_and_bind(manifest, configure, target_dir, name, &scratch)?;
     if read(&scratch.join(glue))? != read(&out.join(glue))? {
         return Err(format!(
             "the glue wasm-bindgen wrote for {module} is not {glue}: the relaxed variant \

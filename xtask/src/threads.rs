@@ -43,7 +43,12 @@ pub fn threaded_relaxed(command: &mut Command) -> &mut Command {
             "RUSTFLAGS",
             RUSTFLAGS.replacen("+simd128", "+simd128,+relaxed-simd", 1),
         )
-        .env("CARGO_TARGET_DIR", root().join("target/threads-relaxed"))
+        .env("CARGO_TARGET_DIR", relaxed_target_dir())
+}
+
+/// Where [`threaded_relaxed`] builds.
+pub fn relaxed_target_dir() -> std::path::PathBuf {
+    root().join("target/threads-relaxed")
 }
 
 /// Installs the pinned nightly with `rust-src` and the wasm target; returns whether anything
