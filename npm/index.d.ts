@@ -261,9 +261,11 @@ export function defaultDevice(): DeviceName;
  * readbacks in flight included.
  */
 export function synchronize(stream?: StreamLike): Promise<void>;
-/** `evaluate(...arrays)` (MLX's `mx.eval`): runs the graphs behind the arrays and resolves once
- * their results are computed on every device. */
-export function evaluate(...arrays: NDArray[]): Promise<void>;
+/** `evaluate(...trees)` (MLX's `mx.eval`): runs the graphs behind the arrays and resolves once
+ * their results are computed on every device. Each argument is an array or a {@link Tree} of
+ * them (`evaluate(loss, grads)`, `evaluate([a, b])`); numbers and `null` in a tree are skipped,
+ * as MLX skips leaves that are not arrays. */
+export function evaluate(...trees: Tree[]): Promise<void>;
 /** Tuning: the most GPU dispatches one submit carries, 1 to 1024 (64 by default). */
 export function setDispatchesPerSubmit(count: number): void;
 /** The most GPU dispatches one submit carries. */

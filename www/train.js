@@ -10,7 +10,7 @@ import * as tn from "../pkg/index.js";
 import { $ } from "./dom.js";
 import { drawEvents } from "./history.js";
 import { formatBytes, setupLimit, showMemory, watchMemory } from "./memory.js";
-import { SHAPE, arraysOf, disposeTree, initParams, logits, loss, spirals } from "./model.js";
+import { SHAPE, disposeTree, initParams, logits, loss, spirals } from "./model.js";
 
 const page = {
   state: "starting",
@@ -65,7 +65,7 @@ async function step({ device, checkpoint }, record) {
     const f = (p) => loss(p, data.x, data.labels, checkpoint, device);
     const [value, grads] = tn.valueAndGrad(f)(params);
     const next = optimizer.update(params, grads);
-    await tn.evaluate(value, ...arraysOf(next));
+    await tn.evaluate(value, next);
     const peak = tn.getPeakMemory() - before;
     disposeTree(grads);
     disposeTree(params);

@@ -33,7 +33,7 @@ async function measure(dtype, stream) {
   await tn.synchronize();
   const base = tn.getActiveMemory();
   const p = weightsOf(dtype);
-  await tn.evaluate(...Object.values(p));
+  await tn.evaluate(p);
   await tn.synchronize();
   const residentBytes = tn.getActiveMemory() - base;
   const times = [];

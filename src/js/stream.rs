@@ -8,9 +8,9 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::error::{Error, Result};
 use crate::js::error::{JsResult, js, to_js};
-use crate::js::ndarray::NdArray;
 use crate::js::options::{Options, count_of, describe};
 use crate::js::runtime::current;
+use crate::js::tree::{Numbers, Tree};
 use crate::stream::{Device, Stream};
 
 thread_local! {
@@ -159,17 +159,19 @@ pub fn synchronize(stream: JsValue) -> JsResult<js_sys::Promise> {
     }))
 }
 
-/// `evaluate(...arrays)`: runs the graphs that produce the arrays (MLX's `mx.eval`), and
-/// resolves once their results are computed on every device.
+/// `evaluate(...trees)`: runs the graphs that produce the arrays (MLX's `mx.eval`), and
+/// resolves once their results are computed on every device. Each argument is an array or a
+/// tree of them (JS arrays and plain objects); numbers and `null` in a tree are skipped, as
+/// MLX skips leaves that are not arrays.
 #[wasm_bindgen(variadic, unchecked_return_type = "Promise<void>")]
 pub fn evaluate(
-    #[wasm_bindgen(unchecked_param_type = "NDArray[]")] arrays: Vec<JsValue>,
+    #[wasm_bindgen(unchecked_param_type = "Tree[]")] trees: Vec<JsValue>,
 ) -> JsResult<js_sys::Promise> {
-    let arrays = arrays
-        .iter()
-        .map(|a| NdArray::from_js("evaluate", a))
-        .collect::<Result<Vec<_>>>()
-        .map_err(to_js)?;
+    let mut arrays = Vec::new();
+    for (i, tree) in trees.iter().enumerate() {
+        let what = format!("evaluate: argument {i}");
+        js(Tree::split(&what, tree, Numbers::Keep, &mut arrays))?;
+    }
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
         runtime.evaluate(&arrays).await.map_err(to_js)?;
