@@ -23,8 +23,7 @@ const SINGLE_RUSTFLAGS: &str = "-C target-feature=+simd128,+relaxed-simd";
 
 /// Builds both relaxed variants into `out`, beside the glue the plain builds wrote there.
 pub fn build(manifest: &Manifest, out: &Path) -> Result<(), String> {
-    let dir = root().join("target/relaxed");
-    variant(manifest, single, &dir, MODULES[0], out)?;
+    variant(manifest, single, &single_target_dir(), MODULES[0], out)?;
     let dir = crate::threads::relaxed_target_dir();
     variant(
         manifest,
@@ -36,8 +35,13 @@ pub fn build(manifest: &Manifest, out: &Path) -> Result<(), String> {
 }
 
 /// Makes `cargo` build the single-threaded variant.
-fn single(cargo: &mut Command) -> &mut Command {
+pub fn single(cargo: &mut Command) -> &mut Command {
     cargo.env("RUSTFLAGS", SINGLE_RUSTFLAGS)
+}
+
+/// Where [`single`] builds.
+pub fn single_target_dir() -> std::path::PathBuf {
+    root().join("target/relaxed")
 }
 
 /// Builds the variant into `target_dir` and binds it in a folder of its own, under its plain
