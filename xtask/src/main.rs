@@ -10,6 +10,7 @@ mod house;
 mod imports;
 mod interleave;
 mod manifest;
+mod modules;
 mod npm;
 mod package;
 mod pages;

@@ -55,7 +55,7 @@ fn variant(
     out: &Path,
 ) -> Result<(), String> {
     let (scratch, name) = (target_dir.join("glue"), glue.trim_end_matches(".js"));
-    crate::package::build_and_bind(manifest, configure, target_dir, name, &scratch)?;
+    crate::modules::build_and_bind(manifest, configure, target_dir, name, &scratch)?;
     if read(&scratch.join(glue))? != read(&out.join(glue))? {
         return Err(format!(
             "the glue wasm-bindgen wrote for {module} is not {glue}: the relaxed variant \
