@@ -165,7 +165,7 @@ pub(crate) fn held_blocks() -> HashSet<u64> {
 fn arguments(args: &js_sys::Array) -> Result<(Vec<Tree>, Vec<Array>, Key), Error> {
     let mut arrays: Vec<Array> = Vec::new();
     let name = |i| format!("compile: argument {i}");
-    let trees = Tree::split_each(args, name, Numbers::Keep, &mut arrays)?;
+    let trees = Tree::split_each(args.iter(), name, Numbers::Keep, &mut arrays)?;
     let keys = arrays
         .iter()
         .enumerate()

@@ -202,7 +202,7 @@ fn tree_list(op: &str, what: &str, value: &JsValue) -> Result<(Vec<Tree>, Vec<Ar
     let mut arrays = Vec::new();
     let list = js_sys::Array::from(value);
     let name = |i| format!("{op}: {what}[{i}]");
-    let trees = Tree::split_each(&list, name, Numbers::AsArrays, &mut arrays)?;
+    let trees = Tree::split_each(list.iter(), name, Numbers::AsArrays, &mut arrays)?;
     Ok((trees, arrays))
 }
 
@@ -223,7 +223,12 @@ pub fn checkpoint_call(f: &JsValue, args: js_sys::Array) -> JsResult<JsValue> {
     let f = js(function("checkpoint", f))?.clone();
     let mut arrays = Vec::new();
     let name = |i| format!("checkpoint: argument {i}");
-    let trees = js(Tree::split_each(&args, name, Numbers::Keep, &mut arrays))?;
+    let trees = js(Tree::split_each(
+        args.iter(),
+        name,
+        Numbers::Keep,
+        &mut arrays,
+    ))?;
     let shape: Rc<RefCell<Option<Tree>>> = Rc::default();
     let seen = shape.clone();
     let fun: Function = Rc::new(move |inputs: &[Array]| {

@@ -168,10 +168,8 @@ pub fn evaluate(
     #[wasm_bindgen(unchecked_param_type = "Tree[]")] trees: Vec<JsValue>,
 ) -> JsResult<js_sys::Promise> {
     let mut arrays = Vec::new();
-    for (i, tree) in trees.iter().enumerate() {
-        let what = format!("evaluate: argument {i}");
-        js(Tree::split(&what, tree, Numbers::Keep, &mut arrays))?;
-    }
+    let what = |i| format!("evaluate: argument {i}");
+    js(Tree::split_each(trees, what, Numbers::Keep, &mut arrays))?;
     Ok(future_to_promise(async move {
         let runtime = current().await.map_err(to_js)?;
         runtime.evaluate(&arrays).await.map_err(to_js)?;

@@ -100,12 +100,12 @@ impl Tree {
 
     /// Each item of `list` split (see [`Tree::split`]); `what(i)` names item `i` in errors.
     pub(crate) fn split_each(
-        list: &js_sys::Array,
+        list: impl IntoIterator<Item = JsValue>,
         what: impl Fn(usize) -> String,
         numbers: Numbers,
         arrays: &mut Vec<Array>,
     ) -> Result<Vec<Tree>> {
-        list.iter()
+        list.into_iter()
             .enumerate()
             .map(|(i, item)| Tree::split(&what(i), &item, numbers, arrays))
             .collect()

@@ -39,7 +39,12 @@ pub fn vmap_call(f: &JsValue, args: js_sys::Array, opts: JsValue) -> JsResult<Js
     let (in_axes, out_axes) = js(axes_options(&opts))?;
     let mut arrays = Vec::new();
     let name = |i| format!("vmap: argument {i}");
-    let trees = js(Tree::split_each(&args, name, Numbers::Keep, &mut arrays))?;
+    let trees = js(Tree::split_each(
+        args.iter(),
+        name,
+        Numbers::Keep,
+        &mut arrays,
+    ))?;
     let args_tree = Tree::List(trees.clone());
     let in_axes = js(leaf_axes("vmap: inAxes", &args_tree, &in_axes))?;
     let shape: RefCell<Option<Tree>> = RefCell::new(None);

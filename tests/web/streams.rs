@@ -6,7 +6,6 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 use tandem::js::functions::{add, array, exp, matmul, multiply};
-use tandem::js::memory::memory_stats;
 use tandem::js::ndarray::NdArray;
 use tandem::js::profile::profile;
 use tandem::js::random::random_uniform;
@@ -17,10 +16,6 @@ use crate::common::*;
 /// Uniform random numbers made on the GPU.
 fn uniform(shape: &[f64]) -> NdArray {
     random_uniform(floats(shape), gpu()).unwrap()
-}
-
-fn stat(key: &str) -> f64 {
-    get(&memory_stats(), key).as_f64().unwrap()
 }
 
 #[wasm_bindgen_test]

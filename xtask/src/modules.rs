@@ -68,7 +68,7 @@ fn cargo_build(
         "--target",
         "wasm32-unknown-unknown",
     ]);
-    if manifest.profile != "dev" {
+    if profile_folder(manifest) == "release" {
         cargo.arg("--release");
     }
     configure(&mut cargo).env("CARGO_TARGET_DIR", target_dir);
@@ -85,18 +85,23 @@ pub fn build_and_bind(
     out_dir: &Path,
 ) -> Result<(), String> {
     run(&mut cargo_build(manifest, configure, target_dir))?;
-    let folder = if manifest.profile == "dev" {
-        "debug"
-    } else {
-        "release"
-    };
     let module = target_dir
         .join("wasm32-unknown-unknown")
-        .join(folder)
+        .join(profile_folder(manifest))
         .join("tandem.wasm");
     run(Command::new("wasm-bindgen")
         .args(["--target", &manifest.target, "--no-typescript"])
         .args(["--out-name", out_name, "--out-dir"])
         .arg(out_dir)
         .arg(module))
+}
+
+/// The folder of cargo's output for the manifest's profile: `debug` for `dev`, else `release`
+/// (`profiling` is a release build too).
+fn profile_folder(manifest: &Manifest) -> &'static str {
+    if manifest.profile == "dev" {
+        "debug"
+    } else {
+        "release"
+    }
 }
